@@ -1,0 +1,209 @@
+//! Settings every node shares (`/**:` in the parameter files).
+
+use std::path::PathBuf;
+
+use asp_core::Skill;
+use garde::Validate;
+use serde::{Deserialize, Serialize};
+
+/// Parameters under `/**: ros__parameters:`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct CommonConfig {
+    #[garde(dive)]
+    pub transport: TransportConfig,
+    #[garde(dive)]
+    pub frames: FramesConfig,
+    #[garde(dive)]
+    pub safety: SafetyConfig,
+    #[garde(dive)]
+    pub paths: PathsConfig,
+}
+
+/// Which DDS vendor's service mapping to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RmwImplementation {
+    /// Follow the `RMW_IMPLEMENTATION` environment variable (Fast DDS when unset), as
+    /// every ROS 2 node does.
+    FromEnvironment,
+    /// `rmw_fastrtps_cpp`: Fast DDS request/reply headers.
+    RmwFastrtpsCpp,
+    /// `rmw_cyclonedds_cpp`: Cyclone DDS request/reply headers.
+    RmwCycloneddsCpp,
+}
+
+/// How nodes talk to each other.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct TransportConfig {
+    /// Service request/reply mapping. Default: `from_environment`.
+    #[garde(skip)]
+    pub rmw_implementation: RmwImplementation,
+    /// DDS domain; `null` reads `ROS_DOMAIN_ID` (0 when unset). Range 0–232.
+    #[garde(inner(range(max = 232)))]
+    pub domain_id: Option<u16>,
+    /// Seconds to wait for a service or action server to appear. Default 10.
+    #[garde(range(min = 0.1, max = 600.0))]
+    pub discovery_timeout_s: f64,
+    /// Seconds to wait for a service reply or an action result before giving up on a
+    /// node. Default 120 (a skill may take a while).
+    #[garde(range(min = 0.1, max = 3600.0))]
+    pub call_timeout_s: f64,
+}
+
+impl Default for TransportConfig {
+    fn default() -> Self {
+        Self {
+            rmw_implementation: RmwImplementation::FromEnvironment,
+            domain_id: None,
+            discovery_timeout_s: 10.0,
+            call_timeout_s: 120.0,
+        }
+    }
+}
+
+/// TF frame names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct FramesConfig {
+    /// The fixed world frame maps are built in. Default `map`.
+    #[garde(length(min = 1))]
+    pub map: String,
+    /// The mobile base. Default `base_link`.
+    #[garde(length(min = 1))]
+    pub base: String,
+    /// The arm's mounting frame, in which the workspace box is given. Default `link_base`
+    /// (the xArm's base link).
+    #[garde(length(min = 1))]
+    pub arm_base: String,
+    /// The tool centre point between the fingertips. Default `link_tcp`.
+    #[garde(length(min = 1))]
+    pub tool: String,
+}
+
+impl Default for FramesConfig {
+    fn default() -> Self {
+        Self {
+            map: "map".into(),
+            base: "base_link".into(),
+            arm_base: "link_base".into(),
+            tool: "link_tcp".into(),
+        }
+    }
+}
+
+/// Limits enforced in code before anything moves, by every node that can cause motion
+/// (skill executor, verifier, go_to). The agent cannot change them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct SafetyConfig {
+    /// Skills the executor may run; anything else is refused. Default: all nine.
+    #[garde(length(min = 1))]
+    pub allowed_skills: Vec<Skill>,
+    /// End-effector targets must lie in this box, in `frames.arm_base`, metres.
+    #[garde(dive)]
+    pub workspace: WorkspaceBox,
+    /// Largest MoveIt velocity scaling a skill may ask for, (0, 1]. Default 0.5.
+    #[garde(range(min = 0.01, max = 1.0))]
+    pub max_velocity_scaling: f64,
+    /// Largest MoveIt acceleration scaling, (0, 1]. Default 0.5.
+    #[garde(range(min = 0.01, max = 1.0))]
+    pub max_acceleration_scaling: f64,
+    /// Largest gripper effort in newtons. Default 40 (xArm gripper's rated range).
+    #[garde(range(min = 1.0, max = 500.0))]
+    pub max_gripper_effort: f64,
+    /// Largest base speed in m/s. Default 0.5.
+    #[garde(range(min = 0.01, max = 3.0))]
+    pub max_base_speed: f64,
+    /// Latched topic that stops every action server until reset. Default `/asp/estop`.
+    #[garde(length(min = 1))]
+    pub estop_topic: String,
+}
+
+impl Default for SafetyConfig {
+    fn default() -> Self {
+        Self {
+            allowed_skills: Skill::ALL.to_vec(),
+            workspace: WorkspaceBox::default(),
+            max_velocity_scaling: 0.5,
+            max_acceleration_scaling: 0.5,
+            max_gripper_effort: 40.0,
+            max_base_speed: 0.5,
+            estop_topic: "/asp/estop".into(),
+        }
+    }
+}
+
+/// An axis-aligned box `[min, max]` per axis, metres.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+#[garde(allow_unvalidated)]
+pub struct WorkspaceBox {
+    #[garde(custom(finite_xyz))]
+    pub min: [f64; 3],
+    #[garde(custom(finite_xyz), custom(above(&self.min)))]
+    pub max: [f64; 3],
+}
+
+impl WorkspaceBox {
+    pub fn contains(&self, p: [f64; 3]) -> bool {
+        (0..3).all(|i| p[i] >= self.min[i] && p[i] <= self.max[i])
+    }
+}
+
+impl Default for WorkspaceBox {
+    /// The xArm6 reaches about 0.7 m; this box keeps targets in front of and beside the
+    /// arm, above the mounting plate's lower edge and below a raised hand.
+    fn default() -> Self {
+        Self {
+            min: [-0.75, -0.75, -0.45],
+            max: [0.75, 0.75, 0.9],
+        }
+    }
+}
+
+fn finite_xyz(v: &[f64; 3], _: &()) -> garde::Result {
+    if v.iter().all(|x| x.is_finite()) {
+        Ok(())
+    } else {
+        Err(garde::Error::new(
+            "every coordinate must be a finite number",
+        ))
+    }
+}
+
+fn above(min: &[f64; 3]) -> impl FnOnce(&[f64; 3], &()) -> garde::Result + '_ {
+    move |max, _| {
+        if (0..3).all(|i| max[i] > min[i]) {
+            Ok(())
+        } else {
+            Err(garde::Error::new(format!(
+                "must exceed min {min:?} on every axis"
+            )))
+        }
+    }
+}
+
+/// Where models and persistent data live; relative paths are resolved against the
+/// project root (the folder holding `config/`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct PathsConfig {
+    /// Model files and the ONNX Runtime library installed by `scripts/setup`. Default
+    /// `models`.
+    #[garde(skip)]
+    pub models_dir: PathBuf,
+    /// Databases and logs that must survive restarts. Default `var`.
+    #[garde(skip)]
+    pub data_dir: PathBuf,
+}
+
+impl Default for PathsConfig {
+    fn default() -> Self {
+        Self {
+            models_dir: "models".into(),
+            data_dir: "var".into(),
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! `go_to_node`: affordance-facing navigation through Nav2 (SPEC §1.6).
+
+use garde::Validate;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+#[garde(allow_unvalidated)]
+pub struct GoToConfig {
+    /// NavigateToPose action. Default `/navigate_to_pose`.
+    #[garde(length(min = 1))]
+    pub navigate_action: String,
+    /// Occupancy grid topic. Default `/map`.
+    #[garde(length(min = 1))]
+    pub map_topic: String,
+    /// First viewing radius r, metres. Default 0.85.
+    #[garde(range(min = 0.1, max = 5.0))]
+    pub radius: f32,
+    /// Radius relaxation step, metres. Default 0.1.
+    #[garde(range(min = 0.01, max = 1.0))]
+    pub radius_step: f32,
+    /// Smallest radius tried, metres. Default 0.45.
+    #[garde(range(min = 0.05, max = 5.0))]
+    pub min_radius: f32,
+    /// Largest radius tried, metres. Default 1.45.
+    #[garde(range(min = 0.1, max = 10.0), custom(at_least(self.radius)))]
+    pub max_radius: f32,
+    /// Candidate poses per circle. Default 36 (every 10°).
+    #[garde(range(min = 4, max = 720))]
+    pub angular_samples: usize,
+    /// λ_aff: weight of the distance to the affordance-facing position; 0 means plain
+    /// "go near". Default 1.0.
+    #[garde(range(min = 0.0, max = 100.0))]
+    pub lambda_aff: f32,
+    /// Radius of the circular base footprint, metres. Default 0.3.
+    #[garde(range(min = 0.05, max = 2.0))]
+    pub footprint_radius: f32,
+    /// Occupancy values at or above this count as lethal. Default 65.
+    #[garde(range(min = 1, max = 100))]
+    pub lethal_cost: i8,
+    /// Re-detect the object from the arrival frame (SPEC §1.6). Default on.
+    #[garde(skip)]
+    pub relocalize: bool,
+}
+
+impl Default for GoToConfig {
+    fn default() -> Self {
+        Self {
+            navigate_action: "/navigate_to_pose".into(),
+            map_topic: "/map".into(),
+            radius: 0.85,
+            radius_step: 0.1,
+            min_radius: 0.45,
+            max_radius: 1.45,
+            angular_samples: 36,
+            lambda_aff: 1.0,
+            footprint_radius: 0.3,
+            lethal_cost: 65,
+            relocalize: true,
+        }
+    }
+}
+
+fn at_least(min: f32) -> impl FnOnce(&f32, &()) -> garde::Result {
+    move |v, _| {
+        if *v >= min {
+            Ok(())
+        } else {
+            Err(garde::Error::new(format!(
+                "must be at least radius ({min})"
+            )))
+        }
+    }
+}

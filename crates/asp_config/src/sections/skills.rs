@@ -1,0 +1,162 @@
+//! `skill_executor_node`: skills as pose goals through MoveIt 2 (SPEC §1.4).
+
+use garde::Validate;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct SkillExecutorConfig {
+    #[garde(dive)]
+    pub interfaces: MotionInterfaces,
+    #[garde(dive)]
+    pub motion: MotionConfig,
+    #[garde(dive)]
+    pub grasp: GraspConfig,
+    #[garde(dive)]
+    pub articulation: ArticulationConfig,
+}
+
+/// Names of the other people's interfaces the executor drives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct MotionInterfaces {
+    /// MoveGroup action. Default `/move_action` (MoveIt 2's move_group).
+    #[garde(length(min = 1))]
+    pub move_group_action: String,
+    /// GripperCommand action. Default `/gripper_controller/gripper_cmd`.
+    #[garde(length(min = 1))]
+    pub gripper_action: String,
+    /// MoveIt planning group. Default `xarm6`.
+    #[garde(length(min = 1))]
+    pub planning_group: String,
+    /// Link whose pose goals refer to. Default `link_tcp`.
+    #[garde(length(min = 1))]
+    pub end_effector_link: String,
+    /// Planning pipeline for free-space motions. Default `ompl`.
+    #[garde(length(min = 1))]
+    pub free_space_pipeline: String,
+    /// Planner for free-space motions. Default `RRTConnectkConfigDefault`.
+    #[garde(length(min = 1))]
+    pub free_space_planner: String,
+    /// Pipeline for straight-line motions. Default `pilz_industrial_motion_planner`.
+    #[garde(length(min = 1))]
+    pub linear_pipeline: String,
+    /// Planner for straight-line motions. Default `LIN`.
+    #[garde(length(min = 1))]
+    pub linear_planner: String,
+    /// Seconds MoveIt may plan. Default 5.
+    #[garde(range(min = 0.1, max = 120.0))]
+    pub planning_time_s: f64,
+}
+
+impl Default for MotionInterfaces {
+    fn default() -> Self {
+        Self {
+            move_group_action: "/move_action".into(),
+            gripper_action: "/gripper_controller/gripper_cmd".into(),
+            planning_group: "xarm6".into(),
+            end_effector_link: "link_tcp".into(),
+            free_space_pipeline: "ompl".into(),
+            free_space_planner: "RRTConnectkConfigDefault".into(),
+            linear_pipeline: "pilz_industrial_motion_planner".into(),
+            linear_planner: "LIN".into(),
+            planning_time_s: 5.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct MotionConfig {
+    /// Requested velocity scaling (capped by `safety.max_velocity_scaling`). Default 0.3.
+    #[garde(range(min = 0.01, max = 1.0))]
+    pub velocity_scaling: f64,
+    /// Requested acceleration scaling. Default 0.3.
+    #[garde(range(min = 0.01, max = 1.0))]
+    pub acceleration_scaling: f64,
+    /// Position tolerance of pose goals, metres. Default 0.005.
+    #[garde(range(min = 0.0001, max = 0.1))]
+    pub position_tolerance: f64,
+    /// Orientation tolerance, radians. Default 0.05.
+    #[garde(range(min = 0.001, max = 3.2))]
+    pub orientation_tolerance: f64,
+}
+
+impl Default for MotionConfig {
+    fn default() -> Self {
+        Self {
+            velocity_scaling: 0.3,
+            acceleration_scaling: 0.3,
+            position_tolerance: 0.005,
+            orientation_tolerance: 0.05,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct GraspConfig {
+    /// Candidates tried in order until the planner accepts one (SPEC §1.4). Default 10.
+    #[garde(range(min = 1, max = 200))]
+    pub candidates: usize,
+    /// Pre-grasp stand-off along the approach axis, metres. Default 0.10.
+    #[garde(range(min = 0.0, max = 0.5))]
+    pub approach_distance: f64,
+    /// Lift after grasping, metres. Default 0.10.
+    #[garde(range(min = 0.0, max = 0.5))]
+    pub lift_height: f64,
+    /// Open finger gap, metres. Default 0.085 (xArm gripper stroke).
+    #[garde(range(min = 0.0, max = 0.3))]
+    pub open_width: f64,
+    /// Effort for closing, newtons (capped by `safety.max_gripper_effort`). Default 30.
+    #[garde(range(min = 0.0, max = 500.0))]
+    pub effort: f64,
+    /// Height above a surface at which a placed object is released, metres. Default 0.02.
+    #[garde(range(min = 0.0, max = 0.5))]
+    pub place_clearance: f64,
+    /// Release height above the target for `drop`, metres. Default 0.12.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub drop_height: f64,
+}
+
+impl Default for GraspConfig {
+    fn default() -> Self {
+        Self {
+            candidates: 10,
+            approach_distance: 0.10,
+            lift_height: 0.10,
+            open_width: 0.085,
+            effort: 30.0,
+            place_clearance: 0.02,
+            drop_height: 0.12,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct ArticulationConfig {
+    /// Pull distance for pinch_pull / hook_pull and drawers, metres. Default 0.12.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub pull_distance: f64,
+    /// How far past contact a tip push goes, metres. Default 0.01.
+    #[garde(range(min = 0.0, max = 0.1))]
+    pub push_depth: f64,
+    /// Opening angle for revolute doors and lids, radians. Default 1.2.
+    #[garde(range(min = 0.0, max = 3.2))]
+    pub door_angle: f64,
+    /// Waypoints along a revolute arc. Default 8.
+    #[garde(range(min = 2, max = 100))]
+    pub arc_waypoints: usize,
+}
+
+impl Default for ArticulationConfig {
+    fn default() -> Self {
+        Self {
+            pull_distance: 0.12,
+            push_depth: 0.01,
+            door_angle: 1.2,
+            arc_waypoints: 8,
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! `verifier_node`: the commit gate (SPEC §2.5), outcome checks (§4.3) and the threshold
+//! verifier (§5.1).
+
+use garde::Validate;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct VerifierConfig {
+    #[garde(dive)]
+    pub gate: GateConfig,
+    #[garde(dive)]
+    pub outcome: OutcomeConfig,
+    #[garde(dive)]
+    pub threshold: ThresholdVerifierConfig,
+}
+
+/// The A-Harness commit rule: `v = α·ω + β·ζ + γ·σ(μ)`, commit iff `v ≥ δ ∧ ω ≥ ω_floor`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct GateConfig {
+    /// Weight of consistency ω. Default 0.5.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub alpha: f64,
+    /// Weight of stability ζ. Default 0.3.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub beta: f64,
+    /// Weight of σ(sufficiency μ). Default 0.2.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub gamma: f64,
+    /// Commit threshold δ on v. Default 0.8.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub delta: f64,
+    /// Floors per diagnostic; the largest shortfall below its floor is the dominant
+    /// deficiency that picks the retry.
+    #[garde(dive)]
+    pub floors: DiagnosticFloors,
+    /// Initial sufficiency weights per evidence producer type.
+    #[garde(dive)]
+    pub weights: SufficiencyWeights,
+    /// IoU at which another record corroborates a record (φ). Default 0.5.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub corroboration_iou: f64,
+    /// Skill-call budget B per grounding. Default 3.
+    #[garde(range(min = 1, max = 20))]
+    pub budget: u32,
+}
+
+impl Default for GateConfig {
+    fn default() -> Self {
+        Self {
+            alpha: 0.5,
+            beta: 0.3,
+            gamma: 0.2,
+            delta: 0.8,
+            floors: DiagnosticFloors::default(),
+            weights: SufficiencyWeights::default(),
+            corroboration_iou: 0.5,
+            budget: 3,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct DiagnosticFloors {
+    /// ω_floor. Default 0.5.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub omega: f64,
+    /// Stability floor; also the ψ threshold of the weight modulation. Default 0.7.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub zeta: f64,
+    /// Sufficiency floor. Default 0.5.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub mu: f64,
+}
+
+impl Default for DiagnosticFloors {
+    fn default() -> Self {
+        Self {
+            omega: 0.5,
+            zeta: 0.7,
+            mu: 0.5,
+        }
+    }
+}
+
+/// `w_τ` before modulation (SPEC §2.5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct SufficiencyWeights {
+    /// Default 0.35.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub segmentation: f64,
+    /// Default 0.30.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub detection: f64,
+    /// Interaction imagination. Default 0.20.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub imagination: f64,
+    /// Web search. Default 0.15.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub web: f64,
+}
+
+impl Default for SufficiencyWeights {
+    fn default() -> Self {
+        Self {
+            segmentation: 0.35,
+            detection: 0.30,
+            imagination: 0.20,
+            web: 0.15,
+        }
+    }
+}
+
+/// How "did it work?" is answered after a skill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeBackend {
+    /// Geometric checks on the map and the gripper state.
+    Geometric,
+    /// The VLA² Yes/No question to the VLM, on before/after observations.
+    Vlm,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct OutcomeConfig {
+    /// Default `geometric`.
+    #[garde(skip)]
+    pub backend: OutcomeBackend,
+    /// An object counts as lifted when it rose this far, metres. Default 0.02.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub lift_height: f32,
+    /// Tolerance for "on"/"in" checks, metres. Default 0.03.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub contact_tolerance: f32,
+}
+
+impl Default for OutcomeConfig {
+    fn default() -> Self {
+        Self {
+            backend: OutcomeBackend::Geometric,
+            lift_height: 0.02,
+            contact_tolerance: 0.03,
+        }
+    }
+}
+
+/// When to stop refining (SPEC §5.1). Scores are on a 0–10 scale.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct ThresholdVerifierConfig {
+    /// Default 7.5.
+    #[garde(range(min = 0.0, max = 10.0))]
+    pub overall: f64,
+    /// Default 7.0.
+    #[garde(range(min = 0.0, max = 10.0))]
+    pub position: f64,
+    /// Default 8.0.
+    #[garde(range(min = 0.0, max = 10.0))]
+    pub joint: f64,
+    /// Default 10.
+    #[garde(range(min = 1, max = 1000))]
+    pub max_iterations: u32,
+    /// Iterations without improvement before "converged". Default 3.
+    #[garde(range(min = 1, max = 1000))]
+    pub patience: u32,
+    /// Decay the overall threshold over time. Default off.
+    #[garde(skip)]
+    pub adaptive: bool,
+    /// Default 3.
+    #[garde(range(min = 1, max = 1000))]
+    pub adaptation_interval: u32,
+    /// Default 0.95.
+    #[garde(range(min = 0.01, max = 1.0))]
+    pub decay: f64,
+    /// Default 5.0.
+    #[garde(range(min = 0.0, max = 10.0))]
+    pub min_threshold: f64,
+}
+
+impl Default for ThresholdVerifierConfig {
+    fn default() -> Self {
+        Self {
+            overall: 7.5,
+            position: 7.0,
+            joint: 8.0,
+            max_iterations: 10,
+            patience: 3,
+            adaptive: false,
+            adaptation_interval: 3,
+            decay: 0.95,
+            min_threshold: 5.0,
+        }
+    }
+}
