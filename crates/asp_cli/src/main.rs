@@ -1,0 +1,227 @@
+//! `asp`: run goals on the embedded simulator, bring up the ROS 2 graph, evaluate,
+//! benchmark, build maps and manage memory.
+#![allow(clippy::print_stdout)] // a command-line program reports on stdout
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Exit status of a subcommand that is not built yet (sysexits' EX_UNAVAILABLE).
+const EXIT_NOT_BUILT: u8 = 69;
+/// Exit status for bad configuration (sysexits' EX_CONFIG).
+const EXIT_CONFIG: u8 = 78;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "asp",
+    version,
+    about = "Agentic Scene Policies: language goals for a mobile manipulator, verified before every motion",
+    long_about = None,
+)]
+struct Cli {
+    #[command(flatten)]
+    global: GlobalArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Args)]
+struct GlobalArgs {
+    /// Folder of parameter files [default: $ASP_CONFIG_DIR, ./config, or the source tree's config/]
+    #[arg(long, global = true, value_name = "DIR")]
+    config_dir: Option<PathBuf>,
+    /// Override a parameter, e.g. `--set agent_node.llm.backend=openai` (repeatable)
+    #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run one language goal end to end on the embedded simulator
+    Run(RunArgs),
+    /// Start the ROS 2 node graph as separate processes (sim or robot)
+    Launch(LaunchArgs),
+    /// Run a scenario suite and report success, progress and costs
+    Eval(EvalArgs),
+    /// Run the benchmarks and print their figures
+    Bench(BenchArgs),
+    /// Build an object map from the simulator or from a rosbag2 MCAP recording
+    Map(MapArgs),
+    /// Inspect or manage the affordance memory database
+    Memory(MemoryArgs),
+    /// Check the configuration and print the effective parameters
+    Config(ConfigArgs),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum LlmChoice {
+    /// Rule-based planning, no model server needed
+    Offline,
+    /// An OpenAI-compatible server (agent_node.llm)
+    Openai,
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// The goal in plain language, e.g. "pick up the mug"
+    goal: String,
+    /// World file [default: sim_node.world]
+    #[arg(long)]
+    world: Option<PathBuf>,
+    /// Agent backend [default: agent_node.llm.backend]
+    #[arg(long, value_enum)]
+    llm: Option<LlmChoice>,
+    /// Seed for the simulator [default: sim_node.seed]
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Write a self-contained HTML episode report here
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum LaunchTarget {
+    /// The simulator node and every product node, talking DDS on loopback
+    Sim,
+    /// The product nodes only, against a real robot's MoveIt 2, Nav2 and camera
+    Robot,
+}
+
+#[derive(Debug, Args)]
+struct LaunchArgs {
+    #[arg(value_enum)]
+    target: LaunchTarget,
+}
+
+#[derive(Debug, Args)]
+struct EvalArgs {
+    /// Suite name (tabletop, mobile) or a scenario file
+    #[arg(long)]
+    suite: String,
+    #[arg(long, value_enum)]
+    llm: Option<LlmChoice>,
+    /// Runs per scenario
+    #[arg(long, default_value_t = 1)]
+    runs: u32,
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Write the results as JSON here
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum BenchTarget {
+    /// Ray-cast rendering of RGB-D frames
+    Render,
+    /// Arm motion planning and base path planning
+    Plan,
+    /// Object-map building from keyframes
+    Map,
+    /// The agent's own overhead per tool call
+    Agent,
+    /// Affordance grounding with and without the verifier
+    Affordance,
+    /// Everything above
+    All,
+}
+
+#[derive(Debug, Args)]
+struct BenchArgs {
+    #[arg(value_enum, default_value = "all")]
+    target: BenchTarget,
+}
+
+#[derive(Debug, Args)]
+struct MapArgs {
+    /// Build from this rosbag2 MCAP file instead of the simulator
+    #[arg(long, value_name = "FILE")]
+    bag: Option<PathBuf>,
+    /// World to map when no bag is given
+    #[arg(long)]
+    world: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum MemoryAction {
+    /// List the banks' entries
+    Show,
+    /// Compact the database
+    Compact,
+    /// Remove every test-time entry
+    Clear,
+}
+
+#[derive(Debug, Args)]
+struct MemoryArgs {
+    #[arg(value_enum)]
+    action: MemoryAction,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, Default)]
+enum ConfigAction {
+    /// Validate and report which files were read
+    #[default]
+    Check,
+    /// Print the effective parameters as YAML
+    Show,
+}
+
+#[derive(Debug, Args)]
+struct ConfigArgs {
+    #[arg(value_enum, default_value = "check")]
+    action: ConfigAction,
+}
+
+fn main() -> ExitCode {
+    asp_runtime::init_tracing();
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Config(args) => config(&cli.global, &args),
+        Command::Run(_) => not_built("run", "issue #6 (the LLM agent and `asp run`)"),
+        Command::Launch(_) => not_built("launch", "issue #4 (the ROS 2 layer and node graph)"),
+        Command::Eval(_) => not_built("eval", "issue #9 (end-to-end evaluation)"),
+        Command::Bench(_) => not_built(
+            "bench",
+            "issues #3, #5 and #6 (simulator, perception and agent benchmarks)",
+        ),
+        Command::Map(_) => not_built("map", "issue #5 (perception and the ObjectMap)"),
+        Command::Memory(_) => not_built("memory", "issue #7 (two-tier affordance memory)"),
+    }
+}
+
+fn not_built(command: &str, arrives_with: &str) -> ExitCode {
+    eprintln!("asp {command}: not built yet; it arrives with {arrives_with}. Nothing was run.");
+    ExitCode::from(EXIT_NOT_BUILT)
+}
+
+fn config(global: &GlobalArgs, args: &ConfigArgs) -> ExitCode {
+    let dir = asp_runtime::find_config_dir(global.config_dir.as_deref());
+    let loaded = match asp_runtime::load_config(&dir, &global.overrides) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("configuration error:\n{e}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    match args.action {
+        ConfigAction::Check => {
+            println!("configuration OK: {}", loaded.config_dir.display());
+            for f in &loaded.sources {
+                println!("  read {}", f.display());
+            }
+            for o in &global.overrides {
+                println!("  override {o}");
+            }
+        }
+        ConfigAction::Show => match serde_yaml_ng::to_string(&loaded.config) {
+            Ok(yaml) => print!("{yaml}"),
+            Err(e) => {
+                eprintln!("cannot print the configuration: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+    }
+    ExitCode::SUCCESS
+}

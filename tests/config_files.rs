@@ -1,0 +1,38 @@
+//! Every file under `config/` is loaded by the loader for its kind, so a broken file (or
+//! a file nobody reads) fails the build rather than a robot bring-up.
+#![allow(clippy::unwrap_used)]
+
+use asp_config::ConfigLoader;
+use asp_system_tests::{files_under, project_root};
+
+#[test]
+fn every_file_under_config_loads() {
+    let config = project_root().join("config");
+    let files = files_under(&config);
+    assert!(!files.is_empty());
+    let mut unknown = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&config).unwrap();
+        let kind = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy()
+            .into_owned();
+        if rel.components().count() == 1 {
+            // node parameter files
+            ConfigLoader::new()
+                .file(f)
+                .and_then(ConfigLoader::load)
+                .unwrap_or_else(|e| panic!("{e}"));
+        } else {
+            // a folder of files no loader claims is a mistake
+            unknown.push(format!("{kind}/…: {}", rel.display()));
+        }
+    }
+    assert!(
+        unknown.is_empty(),
+        "files under config/ that no loader reads: {unknown:?}"
+    );
+}
