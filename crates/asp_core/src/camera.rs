@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::CoreError;
 use crate::geometry::{FrameId, Point3, PointCloud, Real, Transform};
 use crate::image::{DepthImage, Mask, PixelRect, RgbImage};
+use crate::models::{GroundTruth, Observation};
 
 /// Pinhole intrinsics without distortion (the `K` of sensor_msgs/CameraInfo).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -89,6 +90,9 @@ pub struct RgbdFrame {
     pub camera_pose: Transform,
     /// Capture time in seconds (simulation or ROS time).
     pub stamp: f64,
+    /// Simulator ground truth registered to the images; `None` for real cameras.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ground_truth: Option<GroundTruth>,
 }
 
 impl RgbdFrame {
@@ -108,6 +112,15 @@ impl RgbdFrame {
             }
         }
         Ok(())
+    }
+
+    /// The frame as a model input.
+    pub fn observation(&self) -> Observation {
+        Observation {
+            rgb: self.rgb.clone(),
+            depth: Some(self.depth.clone()),
+            ground_truth: self.ground_truth.clone(),
+        }
     }
 
     pub fn camera_frame(&self) -> &FrameId {
@@ -193,6 +206,7 @@ mod tests {
             intrinsics: intr(),
             camera_pose: Transform::new("map", "camera", Isometry3::translation(0.0, 0.0, 1.0)),
             stamp: 0.0,
+            ground_truth: None,
         };
         let all = frame.back_project(None, 0.1, 10.0).unwrap();
         assert_eq!(all.len(), 14);

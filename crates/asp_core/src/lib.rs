@@ -8,6 +8,7 @@ pub mod grid;
 pub mod image;
 pub mod map;
 pub mod metrics;
+pub mod models;
 pub mod robot;
 pub mod skill;
 pub mod state;

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::camera::CameraIntrinsics;
 use crate::geometry::{FrameId, PointCloud, Real, Transform};
 use crate::image::{DepthImage, Mask, PixelRect, RgbImage};
+use crate::models::{GroundTruth, Observation};
 use crate::skill::Skill;
 
 /// A map-internal object identity, stable while the map is not rebuilt.
@@ -40,9 +41,21 @@ pub struct Crop {
     pub segment_area: u64,
     /// Whether the segment touches the keyframe's border (likely cut off).
     pub touches_border: bool,
+    /// Simulator ground truth of the crop, for simulated models and evaluation only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ground_truth: Option<GroundTruth>,
 }
 
 impl Crop {
+    /// The crop as a model input.
+    pub fn observation(&self) -> Observation {
+        Observation {
+            rgb: self.rgb.clone(),
+            depth: Some(self.depth.clone()),
+            ground_truth: self.ground_truth.clone(),
+        }
+    }
+
     /// Ranking score (SPEC §1.1 step 4): segment area, multiplied by `border_penalty`
     /// (in `[0, 1]`) when the segment touches the image border.
     pub fn score(&self, border_penalty: Real) -> Real {
@@ -264,6 +277,7 @@ mod tests {
             keyframe: kf,
             segment_area: area,
             touches_border: border,
+            ground_truth: None,
         };
         let mut m = ObjectMap::new("map");
         let id = object(&mut m, vec![1.0]);

@@ -1,0 +1,316 @@
+//! The model interfaces perception and affordance detection are written against: a
+//! class-agnostic segmenter, a promptable segmenter, image and text embedders, and the
+//! three things we ask a vision-language model. Each has an ONNX or HTTP implementation
+//! for real cameras and a simulated one driven by the simulator's ground truth.
+//!
+//! Segmenters and embedders are synchronous (CPU/GPU inference: call them from
+//! `spawn_blocking` in async code); VLM questions are async (they go over HTTP).
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::image::{Box2, DepthImage, LabelImage, Mask, PixelRect, RgbImage};
+use crate::skill::Skill;
+
+/// What the simulator knows about one object in view.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GtInstance {
+    /// Instance id as drawn in [`GroundTruth::instance_ids`] (never 0).
+    pub id: u32,
+    /// The world file's name for it, e.g. `mug`.
+    pub name: String,
+    /// Free-text description, e.g. "a red ceramic mug with a handle".
+    pub description: String,
+}
+
+/// What the simulator knows about one part in view.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GtPart {
+    /// Part id as drawn in [`GroundTruth::part_ids`] (never 0).
+    pub id: u32,
+    /// The instance it belongs to.
+    pub instance: u32,
+    /// Part name, e.g. "mug handle".
+    pub name: String,
+    /// Skills the part affords, e.g. `[grasp_part]` for a handle.
+    pub skills: Vec<Skill>,
+}
+
+/// Per-pixel ground truth of a simulated image, for simulated models and for evaluation
+/// only: no real camera has it, and no product decision may read it outside a simulated
+/// model or an evaluation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroundTruth {
+    /// Instance id per pixel, 0 for background.
+    pub instance_ids: LabelImage,
+    /// Part id per pixel, 0 where no part is visible.
+    pub part_ids: LabelImage,
+    pub instances: BTreeMap<u32, GtInstance>,
+    pub parts: BTreeMap<u32, GtPart>,
+}
+
+impl GroundTruth {
+    /// The ground truth of the sub-image `rect` (legends keep only what is visible there).
+    pub fn crop(&self, rect: &PixelRect) -> GroundTruth {
+        let b = rect.to_box();
+        let (instance_ids, _) = self.instance_ids.crop(&b);
+        let (part_ids, _) = self.part_ids.crop(&b);
+        let seen_i: std::collections::BTreeSet<u32> =
+            instance_ids.pixels().iter().copied().collect();
+        let seen_p: std::collections::BTreeSet<u32> = part_ids.pixels().iter().copied().collect();
+        GroundTruth {
+            instances: self
+                .instances
+                .iter()
+                .filter(|(id, _)| seen_i.contains(id))
+                .map(|(k, v)| (*k, v.clone()))
+                .collect(),
+            parts: self
+                .parts
+                .iter()
+                .filter(|(id, _)| seen_p.contains(id))
+                .map(|(k, v)| (*k, v.clone()))
+                .collect(),
+            instance_ids,
+            part_ids,
+        }
+    }
+
+    /// The mask of one instance.
+    pub fn instance_mask(&self, id: u32) -> Mask {
+        Mask::from_label(&self.instance_ids, id)
+    }
+
+    /// The mask of one part.
+    pub fn part_mask(&self, id: u32) -> Mask {
+        Mask::from_label(&self.part_ids, id)
+    }
+}
+
+/// An image as a model sees it: colour, optionally registered depth, and — in simulation
+/// only — ground truth for simulated models.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Observation {
+    pub rgb: RgbImage,
+    pub depth: Option<DepthImage>,
+    pub ground_truth: Option<GroundTruth>,
+}
+
+impl Observation {
+    pub fn width(&self) -> u32 {
+        self.rgb.width()
+    }
+    pub fn height(&self) -> u32 {
+        self.rgb.height()
+    }
+
+    /// The sub-observation `rect` (clamped), with depth and ground truth cut alike.
+    pub fn crop(&self, rect: &PixelRect) -> Observation {
+        let b = rect.to_box();
+        Observation {
+            rgb: self.rgb.crop(&b).0,
+            depth: self.depth.as_ref().map(|d| d.crop(&b).0),
+            ground_truth: self.ground_truth.as_ref().map(|g| g.crop(rect)),
+        }
+    }
+}
+
+/// A mask with the model's confidence in it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Segment {
+    pub mask: Mask,
+    /// In `[0, 1]`.
+    pub score: f32,
+}
+
+/// A prompt for a promptable segmenter, in the observation's pixel coordinates.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Prompt {
+    Box { bbox: Box2 },
+    Point { x: f32, y: f32 },
+    BoxAndPoint { bbox: Box2, x: f32, y: f32 },
+}
+
+/// A model failed or cannot run on this input.
+#[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize, Deserialize)]
+pub enum ModelError {
+    /// A simulated model was given an image without simulator ground truth.
+    #[error(
+        "{model} is simulated and needs simulator ground truth; configure a real backend for real cameras"
+    )]
+    MissingGroundTruth { model: String },
+    #[error("invalid input to {model}: {problem}")]
+    InvalidInput { model: String, problem: String },
+    /// Loading or running the model failed (missing file, runtime error, HTTP error).
+    #[error("{model} failed: {message}")]
+    Backend { model: String, message: String },
+    /// The model answered, but not in the expected form.
+    #[error("{model} gave an unusable answer: {message}")]
+    BadAnswer { model: String, message: String },
+}
+
+/// Class-agnostic "segment everything" (SAM-style automatic mask generation).
+pub trait Segmenter: Send + Sync {
+    fn segment(&self, image: &Observation) -> Result<Vec<Segment>, ModelError>;
+}
+
+/// Box/point-prompted segmentation (SAM-style decoder).
+pub trait PromptableSegmenter: Send + Sync {
+    fn segment_prompt(&self, image: &Observation, prompt: &Prompt) -> Result<Segment, ModelError>;
+}
+
+/// Image side of a vision-language embedding (CLIP-like); unit-length output.
+pub trait ImageEmbedder: Send + Sync {
+    fn dim(&self) -> usize;
+    /// Embeds the region `mask` of `image` (the whole image when `None`).
+    fn embed_image(&self, image: &Observation, mask: Option<&Mask>)
+    -> Result<Vec<f32>, ModelError>;
+}
+
+/// Text side of the embedding, comparable with [`ImageEmbedder`] output; unit length.
+pub trait TextEmbedder: Send + Sync {
+    fn dim(&self) -> usize;
+    fn embed_text(&self, text: &str) -> Result<Vec<f32>, ModelError>;
+}
+
+/// VLM question of `object_retrieval` (SPEC §1.3): is this object what the query asks for?
+#[async_trait]
+pub trait RetrievalVlm: Send + Sync {
+    /// Looks at an object's best views and answers whether it matches `query`.
+    async fn confirm(&self, query: &str, views: &[Observation]) -> Result<bool, ModelError>;
+}
+
+/// A (skill, part) pair a VLM proposes for an action (SPEC §1.5 step 1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AffordanceProposal {
+    pub skill: Skill,
+    pub part: String,
+}
+
+/// A part located in a view (SPEC §1.5 step 2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartLocation {
+    pub bbox: Box2,
+    /// In `[0, 1]`.
+    pub confidence: f32,
+}
+
+/// VLM questions of affordance detection (SPEC §1.5).
+#[async_trait]
+pub trait AffordanceVlm: Send + Sync {
+    /// Which (skill, part) pairs achieve `action` on the object in these views.
+    async fn propose(
+        &self,
+        action: &str,
+        views: &[Observation],
+    ) -> Result<Vec<AffordanceProposal>, ModelError>;
+    /// Where `part` is in `view`; `None` when it is not visible.
+    async fn locate_part(
+        &self,
+        part: &str,
+        view: &Observation,
+    ) -> Result<Option<PartLocation>, ModelError>;
+}
+
+/// VLM question of outcome verification (SPEC §4.3): a yes/no judgement on the views
+/// before and after a step.
+#[async_trait]
+pub trait OutcomeVlm: Send + Sync {
+    async fn yes_no(
+        &self,
+        question: &str,
+        before: &Observation,
+        after: &Observation,
+    ) -> Result<bool, ModelError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::image::Image;
+
+    fn gt() -> GroundTruth {
+        // 4×2 image: instance 1 on the left half, instance 2 on the right; part 5 of 1 at (0,0)
+        let instance_ids = Image::from_vec(4, 2, vec![1, 1, 2, 2, 1, 1, 2, 2]).unwrap();
+        let part_ids = Image::from_vec(4, 2, vec![5, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+        GroundTruth {
+            instance_ids,
+            part_ids,
+            instances: [
+                (
+                    1,
+                    GtInstance {
+                        id: 1,
+                        name: "mug".into(),
+                        description: "a red mug".into(),
+                    },
+                ),
+                (
+                    2,
+                    GtInstance {
+                        id: 2,
+                        name: "bowl".into(),
+                        description: "a blue bowl".into(),
+                    },
+                ),
+            ]
+            .into(),
+            parts: [(
+                5,
+                GtPart {
+                    id: 5,
+                    instance: 1,
+                    name: "mug handle".into(),
+                    skills: vec![Skill::GraspPart],
+                },
+            )]
+            .into(),
+        }
+    }
+
+    #[test]
+    fn crop_keeps_only_visible_legend_entries() {
+        let g = gt();
+        let right = g.crop(&PixelRect {
+            x0: 2,
+            y0: 0,
+            x1: 4,
+            y1: 2,
+        });
+        assert_eq!(right.instances.keys().copied().collect::<Vec<_>>(), vec![2]);
+        assert!(right.parts.is_empty());
+        let left = g.crop(&PixelRect {
+            x0: 0,
+            y0: 0,
+            x1: 2,
+            y1: 2,
+        });
+        assert_eq!(left.parts.len(), 1);
+        assert_eq!(g.instance_mask(1).area(), 4);
+        assert_eq!(g.part_mask(5).area(), 1);
+    }
+
+    #[test]
+    fn observation_crop_cuts_everything_alike() {
+        let obs = Observation {
+            rgb: Image::filled(4, 2, [1, 2, 3]),
+            depth: Some(Image::filled(4, 2, 1.0)),
+            ground_truth: Some(gt()),
+        };
+        let c = obs.crop(&PixelRect {
+            x0: 1,
+            y0: 0,
+            x1: 3,
+            y1: 1,
+        });
+        assert_eq!((c.width(), c.height()), (2, 1));
+        assert_eq!(c.depth.as_ref().unwrap().width(), 2);
+        assert_eq!(
+            c.ground_truth.as_ref().unwrap().instance_ids.pixels(),
+            &[1, 2]
+        );
+    }
+}
