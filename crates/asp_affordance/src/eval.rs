@@ -32,8 +32,11 @@ pub struct ModeResult {
     pub llm_consulted_share: f64,
     /// Samples for which the VLM proposed no (skill, part) pair.
     pub no_proposal: usize,
-    /// Per-sample IoU, in sample order (for paired comparisons).
+    /// Per-sample IoU, skill calls and commit, in sample order (for paired and
+    /// per-category comparisons).
     pub ious: Vec<f64>,
+    pub calls: Vec<u32>,
+    pub committed: Vec<bool>,
 }
 
 /// Runs `detector` in `mode` on every sample (one view each).
@@ -46,6 +49,7 @@ pub async fn evaluate(
     let mut hist: BTreeMap<u32, usize> = BTreeMap::new();
     let (mut calls, mut committed, mut no_proposal) = (0u64, 0usize, 0usize);
     let mut router = crate::router::RouterStats::default();
+    let (mut per_calls, mut per_commit) = (Vec::new(), Vec::new());
     for s in samples {
         let view = GroundingView {
             observation: s.view.clone(),
@@ -71,7 +75,10 @@ pub async fn evaluate(
         let n = vg.skill_calls();
         calls += u64::from(n);
         *hist.entry(n).or_default() += 1;
-        committed += usize::from(vg.chosen().is_some_and(|g| g.committed()));
+        let c = vg.chosen().is_some_and(|g| g.committed());
+        committed += usize::from(c);
+        per_calls.push(n);
+        per_commit.push(c);
         router += vg.router();
     }
     let metrics = segmentation_metrics(&segs).ok_or(AffordanceError::EmptyEvaluation)?;
@@ -94,6 +101,8 @@ pub async fn evaluate(
         llm_consulted_share: share(router.llm_consultations),
         no_proposal,
         ious: segs.iter().map(SegmentationSample::iou).collect(),
+        calls: per_calls,
+        committed: per_commit,
     })
 }
 

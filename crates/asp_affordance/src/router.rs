@@ -8,10 +8,12 @@
 //! The LLM is needed when the top two are within `near_tie` of each other (e.g. the
 //! proposal is infeasible and the off-target actions tie) or the same deficiency
 //! persisted `persistence` retries in a row. With an advisor configured it chooses; an
-//! unusable answer, or no advisor, falls back to the argmax, whose ties are broken by a
-//! fixed relevance order per deficiency: for ω refine, zoom, imagination, web; for ζ zoom,
-//! web, imagination, refine; for μ the complementary skills, then zoom (a new localiser),
-//! then refine. No feasible action means stop.
+//! unusable answer, or no advisor, falls back to the argmax, whose ties are broken by
+//! each action's gain on the diagnostic it targets itself (`λ_j · gap_j`: refine when ω
+//! is short, zoom when ζ is), then by a fixed relevance order per deficiency: for ω
+//! refine, zoom, imagination, web; for ζ zoom, web, imagination, refine; for μ the
+//! complementary skills, then zoom (a new localiser), then refine. No feasible action
+//! means stop.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -245,8 +247,8 @@ impl Router {
         order.iter().position(|x| *x == a).unwrap_or(order.len()) as u8
     }
 
-    /// Scores every feasible action, best first (ties: the proposal, then the relevance
-    /// order of the deficiency).
+    /// Scores every feasible action, best first (ties: the proposal, then the gain on
+    /// the action's own target, then the relevance order of the deficiency).
     pub fn candidates(&self, input: &RouteInput<'_>) -> Vec<Candidate> {
         let base = self.lambda(input.deficiency) * input.gaps.get(input.deficiency);
         let mut out: Vec<Candidate> = input
@@ -270,10 +272,12 @@ impl Router {
             })
             .filter(|c| c.gain > 0.0)
             .collect();
+        let own = |a: RetryAction| self.lambda(a.target()) * input.gaps.get(a.target());
         out.sort_by(|a, b| {
             b.score()
                 .total_cmp(&a.score())
                 .then(b.proposed.cmp(&a.proposed))
+                .then(own(b.action).total_cmp(&own(a.action)))
                 .then(
                     Self::relevance(input.deficiency, a.action)
                         .cmp(&Self::relevance(input.deficiency, b.action)),
@@ -485,6 +489,26 @@ mod tests {
             .is_none()
         );
         assert_eq!(stats.decisions, 0);
+    }
+
+    #[tokio::test]
+    async fn ties_go_to_the_action_that_repairs_its_own_shortfall() {
+        let r = Router::new(RouterConfig::default(), None);
+        let none = BTreeMap::new();
+        let mut stats = RouterStats::default();
+        // μ is dominant (0.5) but ω is short too (0.4): refine repairs ω, zoom nothing
+        let feasible = [RetryAction::RefineSegment, RetryAction::ZoomRedetect];
+        let mut i = input(
+            gaps(0.4, 0.0, 0.5),
+            Deficiency::Sufficiency,
+            None,
+            &none,
+            &[],
+        );
+        i.feasible = &feasible;
+        let c = r.choose(&i, &mut stats).await.unwrap();
+        assert_eq!(c.action, RetryAction::RefineSegment);
+        assert_eq!(c.candidates[0].gain, c.candidates[1].gain, "a tie on Δv̂");
     }
 
     #[tokio::test]

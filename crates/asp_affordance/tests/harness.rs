@@ -143,15 +143,16 @@ async fn moderate_inconsistency_triggers_refine_and_resegment() {
 
 #[tokio::test]
 async fn cross_scale_disagreement_triggers_the_proposed_zoom() {
-    // 1×: box shifted off the part (ω 0.08, μ 0) → no complementary skill → zoom (μ);
+    // 1×: the part, but the localiser is unsure (0.3) and the mask leaks 1 px: ω = 0.74,
+    // μ = 0, v ≈ 0.77; no complementary skill and ω meets its floor → zoom (for μ);
     // 2×: the detector boxes the screw instead → ζ = 0 → the verifier proposes zoom (ζ)
     let s = Setup::new(
         vec![
-            Locate::Shifted(0.6, 0.9),
+            Locate::Part(0.3),
             Locate::Color(SCREW, 0.9),
             Locate::Part(0.9),
         ],
-        vec![Seg::Part, Seg::Filled, Seg::Part],
+        vec![Seg::Grown(1), Seg::Filled, Seg::Part],
     );
     let vg = s.ground(GroundingMode::Harness).await;
     assert_eq!(

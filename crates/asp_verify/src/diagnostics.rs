@@ -20,7 +20,10 @@
 //! - Sufficiency weights are modulated per record (`w_τ · ρ · φ · ψ`, ψ from the record's
 //!   own cross-scale stability, 1 without a cross-scale partner) and renormalised over
 //!   the records, so μ is the weighted share of the evidence that supports the current
-//!   hypothesis `h`. `h` is the region with the largest weighted support.
+//!   hypothesis `h`. `h` is the region with the largest weighted support; ties (notably
+//!   when φ and ψ have zeroed every weight) go to the region more records corroborate
+//!   (similarity ≥ `corroboration_iou`), then to masks over boxes over points, then to
+//!   the more confident, then to the later record.
 //! - κ(ξ, h) = ξ overlaps h (similarity ≥ `corroboration_iou`) ∧ some localiser with
 //!   confidence ≥ `confident_localizer` agrees with h ∧ no unresolved conflict, i.e.
 //!   more confident localisers agree with h than disagree.
@@ -388,36 +391,43 @@ pub fn diagnose(
     }
 
     // hypothesis: the spatial record with the largest weighted support
-    let type_rank = |i: usize| match records[i].evidence_type() {
-        EvidenceType::Mask => 2,
-        EvidenceType::Box => 1,
-        _ => 0,
+    let type_rank = |i: usize| -> u8 {
+        match records[i].evidence_type() {
+            EvidenceType::Mask => 2,
+            EvidenceType::Box => 1,
+            _ => 0,
+        }
     };
     let mut hypothesis: Option<(usize, f64)> = None;
+    let mut best_key: Option<(f64, usize, u8, f64, u32)> = None;
     for c in (0..n).filter(|&c| is_spatial(c)) {
-        let support: f64 = (0..n)
+        let agreeing: Vec<usize> = (0..n)
             .filter(|&i| i == c || sim[i][c] >= cfg.corroboration_iou)
-            .map(|i| weights[i])
-            .sum();
-        let better = match hypothesis {
+            .collect();
+        let support: f64 = agreeing.iter().map(|&i| weights[i]).sum();
+        let key = (
+            support,
+            agreeing.len(),
+            type_rank(c),
+            f64::from(records[c].confidence),
+            records[c].step,
+        );
+        let better = match &best_key {
             None => true,
-            Some((b, bs)) => {
-                let key = |k: usize, s: f64| {
-                    (
-                        s,
-                        type_rank(k),
-                        records[k].step,
-                        f64::from(records[k].confidence),
-                    )
-                };
-                let (s1, t1, st1, c1) = key(c, support);
-                let (s0, t0, st0, c0) = key(b, bs);
-                s1 > s0 + 1e-12
-                    || ((s1 - s0).abs() <= 1e-12
-                        && (t1, st1).cmp(&(t0, st0)).then(c1.total_cmp(&c0)).is_gt())
+            Some(b) => {
+                if (key.0 - b.0).abs() > 1e-12 {
+                    key.0 > b.0
+                } else {
+                    (key.1, key.2)
+                        .cmp(&(b.1, b.2))
+                        .then(key.3.total_cmp(&b.3))
+                        .then(key.4.cmp(&b.4))
+                        .is_gt()
+                }
             }
         };
         if better {
+            best_key = Some(key);
             hypothesis = Some((c, support));
         }
     }
@@ -722,6 +732,32 @@ mod tests {
             "ψ = 0 for every record"
         );
         assert_eq!(d.mu, 0.0);
+    }
+
+    #[test]
+    fn with_every_weight_zeroed_the_majority_region_is_the_hypothesis() {
+        let cfg = GateConfig::default();
+        let b = Box2::new(10.0, 10.0, 20.0, 20.0);
+        let far = Box2::new(28.0, 28.0, 38.0, 38.0);
+        // three agreeing records at 1×, an outlier box and mask at 2× (latest, confident)
+        let mut refined = mk(b, 0.8);
+        refined.step = 1;
+        let mut zb = bx(far, 0.95);
+        zb.scale = 2.0;
+        zb.step = 2;
+        let mut zm = mk(far, 0.95);
+        zm.scale = 2.0;
+        zm.step = 2;
+        let d = diagnose(&[bx(b, 0.9), mk(b, 0.9), refined, zb, zm], W, H, &cfg);
+        assert!(
+            d.weights.iter().all(|&w| w == 0.0),
+            "the outlier zeroes ψ everywhere"
+        );
+        assert_eq!(
+            d.hypothesis,
+            Some(1),
+            "the better-corroborated, more confident mask"
+        );
     }
 
     #[test]
