@@ -26,6 +26,9 @@ fn every_file_under_config_loads() {
                 .file(f)
                 .and_then(ConfigLoader::load)
                 .unwrap_or_else(|e| panic!("{e}"));
+        } else if kind == "memory" {
+            // common-sense priors seeded into the affordance memory
+            asp_memory::SeedFile::load(f).unwrap_or_else(|e| panic!("{e}"));
         } else {
             // a folder of files no loader claims is a mistake
             unknown.push(format!("{kind}/…: {}", rel.display()));
