@@ -223,6 +223,13 @@ fn the_gripper_is_a_parallel_gripper_with_its_tcp_between_the_pads() {
     // 20 mm either side of the TCP.
     let q = r.named_configuration("home").unwrap();
     let tool = r.tool_pose(&q);
+    let poses = r.link_poses_with_gap(&q, 0.04);
+    let left = poses.iter().find(|(n, _)| n == "left_finger").unwrap().1;
+    assert_relative_eq!(
+        (tool.inverse() * left).translation.vector,
+        Vector3::new(0.0, 0.02, -0.172),
+        epsilon = 1e-5
+    );
     let shapes = r.collision_shapes_with_gap(&q, 0.04);
     for (finger, side) in [("left_finger", 1.0f32), ("right_finger", -1.0)] {
         let s = shapes.iter().find(|s| s.link == finger).unwrap();
