@@ -240,12 +240,15 @@ impl LlmClient {
             },
         );
         let mut attempt: u32 = 0;
+        let mut http_time = Duration::ZERO;
         loop {
             attempt += 1;
             let started = Instant::now();
-            match self.send_once(&body).await {
+            let result = self.send_once(&body, &mut http_time).await;
+            match result {
                 Ok(mut resp) => {
                     resp.attempts = attempt;
+                    resp.http_time = http_time;
                     debug!(
                         url = %self.url,
                         attempt,
@@ -293,15 +296,27 @@ impl LlmClient {
         }
     }
 
-    async fn send_once(&self, body: &serde_json::Value) -> Result<ChatResponse, AttemptError> {
+    async fn send_once(
+        &self,
+        body: &serde_json::Value,
+        http_time: &mut Duration,
+    ) -> Result<ChatResponse, AttemptError> {
         let mut rb = self.http.post(&self.url).json(body);
         if let Some(key) = &self.key {
             rb = rb.bearer_auth(key.expose());
         }
-        let resp = rb.send().await.map_err(|e| self.transport_error(&e))?;
-        let status = resp.status().as_u16();
-        let retry_after = retry_after(resp.headers());
-        let text = resp.text().await.map_err(|e| self.transport_error(&e))?;
+        let request = rb.build().map_err(|e| self.transport_error(&e))?;
+        let sent = Instant::now();
+        let received = async {
+            let resp = self.http.execute(request).await?;
+            let status = resp.status().as_u16();
+            let retry_after = retry_after(resp.headers());
+            let text = resp.text().await?;
+            Ok::<_, reqwest::Error>((status, retry_after, text))
+        }
+        .await;
+        *http_time += sent.elapsed();
+        let (status, retry_after, text) = received.map_err(|e| self.transport_error(&e))?;
         if !(200..300).contains(&status) {
             return Err(AttemptError {
                 error: LlmError::Http {

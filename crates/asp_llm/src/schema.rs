@@ -22,12 +22,17 @@ pub fn schema_for<T: JsonSchema>() -> Value {
     v
 }
 
-/// A tool whose arguments are `T`.
+/// A tool whose arguments are `T`. The type's own doc comment is for programmers and is
+/// left out; field doc comments describe the arguments to the model.
 pub fn tool_spec<T: JsonSchema>(name: &str, description: &str) -> ToolSpec {
+    let mut parameters = schema_for::<T>();
+    if let Some(o) = parameters.as_object_mut() {
+        o.remove("description");
+    }
     ToolSpec {
         name: name.to_owned(),
         description: description.trim().to_owned(),
-        parameters: schema_for::<T>(),
+        parameters,
     }
 }
 
@@ -37,6 +42,10 @@ pub fn strictify(v: &mut Value) {
     let Value::Object(o) = v else { return };
     o.remove("title");
     o.remove("$schema");
+    // doc comments wrap lines; the model should see sentences
+    if let Some(Value::String(d)) = o.get_mut("description") {
+        *d = d.split_whitespace().collect::<Vec<_>>().join(" ");
+    }
     let is_object = o.get("type").is_some_and(|t| {
         t == "object"
             || t.as_array()
@@ -89,7 +98,8 @@ mod tests {
     struct Args {
         /// Where to.
         target: String,
-        /// A property called `title` is a property, not a schema title.
+        /// A property called `title` is a property,
+        /// not a schema title.
         title: String,
         speed: Option<f64>,
         inner: Inner,
@@ -127,5 +137,14 @@ mod tests {
         );
         let t = tool_spec::<Args>("go", "  Go somewhere.\n");
         assert_eq!(t.description, "Go somewhere.");
+        assert_eq!(s["description"], "Move to a place.");
+        assert!(
+            t.parameters.get("description").is_none(),
+            "the type doc is not sent"
+        );
+        assert_eq!(
+            t.parameters["properties"]["title"]["description"],
+            "A property called `title` is a property, not a schema title."
+        );
     }
 }

@@ -163,6 +163,9 @@ pub struct ChatResponse {
     pub model: Option<String>,
     /// Requests sent for this answer (1 + retries).
     pub attempts: u32,
+    /// Time spent on the network and in the server (sending, waiting, receiving the
+    /// body), summed over attempts; excludes building and parsing JSON and backoff waits.
+    pub http_time: std::time::Duration,
 }
 
 impl ChatResponse {

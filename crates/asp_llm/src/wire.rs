@@ -215,6 +215,7 @@ pub(crate) fn parse_response(body: &str) -> Result<ChatResponse, ParseProblem> {
         usage,
         model: v.get("model").and_then(Value::as_str).map(str::to_owned),
         attempts: 1,
+        http_time: std::time::Duration::ZERO,
     })
 }
 

@@ -406,3 +406,28 @@ async fn from_config_reads_the_named_variable() {
             .contains("ASP_TEST_VARIABLE_THAT_IS_NOT_SET")
     );
 }
+
+#[tokio::test]
+async fn the_scripted_server_reports_failed_checks_and_unused_steps() {
+    let server = ScriptedServer::start(vec![
+        Step::reply(Reply::text("never sent")).expect_tool_offered("teleport"),
+        Step::reply(Reply::text("unused")),
+    ])
+    .await
+    .unwrap();
+    let err = client(&server).chat(&request()).await.unwrap_err();
+    // a failed check answers 400 with the reason, so the test under way fails visibly
+    assert!(matches!(err, LlmError::Http { status: 400, .. }), "{err:?}");
+    assert!(err.to_string().contains("teleport"), "{err}");
+    let v = server.verify().unwrap_err();
+    assert!(
+        v.contains("1 failure") && v.contains("1 step(s) unused"),
+        "{v}"
+    );
+
+    // no step left and no responder: 400 and a recorded failure
+    let server = ScriptedServer::start(vec![]).await.unwrap();
+    let err = client(&server).chat(&request()).await.unwrap_err();
+    assert!(err.to_string().contains("no step left"), "{err}");
+    assert_eq!(server.failures().len(), 1);
+}
