@@ -4,6 +4,7 @@
 //! arguments that are not JSON, empty or truncated replies) are repaired where possible
 //! and otherwise re-asked, up to `limits.max_malformed_replies`; then the goal fails.
 
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use asp_core::{Failure, FailureKind, ToolOutput};
@@ -156,6 +157,7 @@ pub(crate) async fn drive(
     };
     let mut malformed: u32 = 0;
     let max_malformed = rt.settings.max_malformed_replies;
+    let mut seen_ids: HashSet<String> = HashSet::new();
     loop {
         let started = Instant::now();
         let resp = tokio::select! {
@@ -215,8 +217,17 @@ pub(crate) async fn drive(
                 }
                 Err(e) => Err(e),
             };
+            // some servers repeat ids ("call_0" every turn): keep them unique per goal so
+            // each result answers exactly one call
+            let id = if seen_ids.insert(call.id.clone()) {
+                call.id.clone()
+            } else {
+                let fresh = format!("{}_t{}_{}", call.id, model.turns, calls.len());
+                seen_ids.insert(fresh.clone());
+                fresh
+            };
             let normalised = ToolCall {
-                id: call.id.clone(),
+                id,
                 name: call.name.clone(),
                 arguments: match &args {
                     Ok(v) => v.to_string(),

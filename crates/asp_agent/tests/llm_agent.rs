@@ -157,6 +157,47 @@ async fn several_calls_in_one_reply_each_get_their_result() {
 }
 
 #[tokio::test]
+async fn repeated_call_ids_are_made_unique() {
+    let same_id = |name: &str, args: serde_json::Value| {
+        Reply::tool_calls(vec![asp_llm_testkit::ScriptedCall {
+            id: Some("call_0".into()),
+            ..call(name, args)
+        }])
+    };
+    let server = ScriptedServer::start(vec![
+        Step::reply(same_id("object_retrieval", json!({"query": "red mug"}))),
+        Step::reply(same_id("object_retrieval", json!({"query": "bowl"}))),
+        Step::reply(Reply::text("SUCCESS")).expect("unique ids, each answered", |r| {
+            let asked: Vec<String> = r
+                .messages()
+                .iter()
+                .filter_map(|m| m["tool_calls"][0]["id"].as_str().map(str::to_owned))
+                .collect();
+            let answered: Vec<String> = r
+                .messages()
+                .iter()
+                .filter_map(|m| m["tool_call_id"].as_str().map(str::to_owned))
+                .collect();
+            if asked.len() == 2 && asked[0] != asked[1] && asked == answered {
+                Ok(())
+            } else {
+                Err(format!("{asked:?} / {answered:?}"))
+            }
+        }),
+    ])
+    .await
+    .unwrap();
+    let (agent, _) = llm_agent(&server, world(), settings());
+    assert!(
+        run(&agent, "find the mug and the bowl")
+            .await
+            .status
+            .is_completed()
+    );
+    server.verify().unwrap();
+}
+
+#[tokio::test]
 async fn guards_keep_bad_calls_away_from_the_robot() {
     let server = ScriptedServer::start(vec![
         Step::reply(Reply::tool_call(
@@ -758,4 +799,60 @@ async fn state_carries_over_between_goals() {
         w.object("mug").unwrap().resting,
         Some(("on".into(), "plate".into()))
     );
+}
+
+#[tokio::test]
+async fn agents_are_built_from_the_configuration() {
+    use asp_config::AspConfig;
+    use asp_config::sections::agent::LlmBackend;
+
+    let server = ScriptedServer::start(vec![
+        Step::reply(Reply::tool_call(
+            "object_retrieval",
+            json!({"query": "red mug"}),
+        ))
+        .expect("configured model", |r| {
+            if r.body["model"] == "local-model" {
+                Ok(())
+            } else {
+                Err(r.body["model"].to_string())
+            }
+        })
+        .expect("pinch_pull withheld by the safety section", |r| {
+            if r.tool_names().contains(&"pinch_pull".to_owned()) {
+                Err("offered".into())
+            } else {
+                Ok(())
+            }
+        }),
+        Step::reply(Reply::text("SUCCESS: found it")),
+    ])
+    .await
+    .unwrap();
+    let mut cfg = AspConfig::default();
+    cfg.agent_node.llm.backend = LlmBackend::Openai;
+    cfg.agent_node.llm.base_url = server.base_url();
+    cfg.agent_node.llm.model = "local-model".into();
+    cfg.agent_node.llm.api_key_env = String::new(); // a local server without keys
+    cfg.agent_node.planner.use_llm = false;
+    cfg.common.safety.allowed_skills = vec![Skill::Grasp, Skill::Place, Skill::Drop];
+    let agent = asp_agent::Agent::from_config(&cfg, world()).unwrap();
+    assert_eq!(agent.kind(), asp_agent::AgentKind::Llm);
+    let report = run(&agent, "find the mug").await;
+    server.verify().unwrap();
+    assert!(report.status.is_completed());
+    assert_eq!(server.requests()[0].authorization, None);
+
+    // a key variable that is not set is an error naming it
+    cfg.agent_node.llm.api_key_env = "ASP_AGENT_TEST_UNSET_KEY".into();
+    let err = asp_agent::Agent::from_config(&cfg, world()).unwrap_err();
+    assert!(
+        err.to_string().contains("ASP_AGENT_TEST_UNSET_KEY"),
+        "{err}"
+    );
+
+    // the default configuration is the offline agent
+    let agent = asp_agent::Agent::from_config(&AspConfig::default(), world()).unwrap();
+    assert_eq!(agent.kind(), asp_agent::AgentKind::Offline);
+    assert_eq!(agent.settings().max_tool_calls, 40);
 }

@@ -3,6 +3,7 @@
 //! other 4xx, usage and cost totals.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, Once};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -127,6 +128,10 @@ pub struct LlmClient {
     key: Option<ApiKey>,
     url: String,
     totals: Mutex<UsageTotals>,
+    /// Set when the server refused `temperature` (models that take only the default).
+    omit_temperature: AtomicBool,
+    /// Set when the server asked for `max_completion_tokens` instead of `max_tokens`.
+    max_completion_tokens: AtomicBool,
 }
 
 impl fmt::Debug for LlmClient {
@@ -204,6 +209,8 @@ impl LlmClient {
             key,
             url,
             totals: Mutex::new(UsageTotals::default()),
+            omit_temperature: AtomicBool::new(false),
+            max_completion_tokens: AtomicBool::new(false),
         })
     }
 
@@ -230,15 +237,7 @@ impl LlmClient {
     /// Sends `req`, retrying transient failures. Dropping the future cancels the request
     /// and any backoff wait.
     pub async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        let body = wire::request_body(
-            req,
-            &BodySettings {
-                model: &self.settings.model,
-                temperature: self.settings.temperature,
-                max_tokens: self.settings.max_tokens,
-                strict_tools: self.settings.strict_tools,
-            },
-        );
+        let mut body = self.body(req);
         let mut attempt: u32 = 0;
         let mut http_time = Duration::ZERO;
         loop {
@@ -263,6 +262,12 @@ impl LlmClient {
                     return Ok(resp);
                 }
                 Err(AttemptError { error, retry_after }) => {
+                    if self.adapt_to(&error) {
+                        // the same request in the form this server takes; not a retry
+                        body = self.body(req);
+                        attempt -= 1;
+                        continue;
+                    }
                     let error = error.with_attempts(attempt);
                     if !error.is_transient() || attempt > self.settings.max_retries {
                         return Err(error);
@@ -294,6 +299,48 @@ impl LlmClient {
                 }
             }
         }
+    }
+
+    fn body(&self, req: &ChatRequest) -> serde_json::Value {
+        wire::request_body(
+            req,
+            &BodySettings {
+                model: &self.settings.model,
+                temperature: (!self.omit_temperature.load(Ordering::Relaxed))
+                    .then_some(self.settings.temperature),
+                max_tokens: self.settings.max_tokens,
+                max_completion_tokens: self.max_completion_tokens.load(Ordering::Relaxed),
+                strict_tools: self.settings.strict_tools,
+            },
+        )
+    }
+
+    /// Learns from a 400 that names a parameter this server (model) does not take:
+    /// `temperature` (OpenAI reasoning models accept only the default) or `max_tokens`
+    /// (they want `max_completion_tokens`). Returns whether the request should be sent
+    /// again in the adapted form; each adaptation happens once per client.
+    fn adapt_to(&self, error: &LlmError) -> bool {
+        let LlmError::Http {
+            status: 400,
+            message,
+            ..
+        } = error
+        else {
+            return false;
+        };
+        let m = message.to_ascii_lowercase();
+        if m.contains("max_completion_tokens")
+            && self.settings.max_tokens.is_some()
+            && !self.max_completion_tokens.swap(true, Ordering::Relaxed)
+        {
+            warn!(url = %self.url, "server wants max_completion_tokens; adapting");
+            return true;
+        }
+        if m.contains("temperature") && !self.omit_temperature.swap(true, Ordering::Relaxed) {
+            warn!(url = %self.url, "server refuses temperature; sending the model's default");
+            return true;
+        }
+        false
     }
 
     async fn send_once(

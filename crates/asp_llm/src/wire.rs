@@ -12,8 +12,11 @@ use crate::types::{
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct BodySettings<'a> {
     pub model: &'a str,
-    pub temperature: f64,
+    /// `None` leaves `temperature` out (models that accept only their default).
+    pub temperature: Option<f64>,
     pub max_tokens: Option<u32>,
+    /// Send the limit as `max_completion_tokens` (OpenAI's reasoning models).
+    pub max_completion_tokens: bool,
     pub strict_tools: bool,
 }
 
@@ -28,9 +31,16 @@ pub(crate) fn request_body(req: &ChatRequest, s: &BodySettings<'_>) -> Value {
         "messages".into(),
         Value::Array(req.messages.iter().map(message_json).collect()),
     );
-    body.insert("temperature".into(), json!(s.temperature));
+    if let Some(t) = s.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
     if let Some(m) = s.max_tokens {
-        body.insert("max_tokens".into(), json!(m));
+        let key = if s.max_completion_tokens {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        };
+        body.insert(key.into(), json!(m));
     }
     if !req.tools.is_empty() {
         let tools = req
@@ -319,8 +329,9 @@ mod tests {
             &req,
             &BodySettings {
                 model: "m",
-                temperature: 0.0,
+                temperature: Some(0.0),
                 max_tokens: Some(100),
+                max_completion_tokens: false,
                 strict_tools: true,
             },
         );

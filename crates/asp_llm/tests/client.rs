@@ -431,3 +431,44 @@ async fn the_scripted_server_reports_failed_checks_and_unused_steps() {
     assert!(err.to_string().contains("no step left"), "{err}");
     assert_eq!(server.failures().len(), 1);
 }
+
+#[tokio::test]
+async fn parameters_a_model_refuses_are_adapted_once() {
+    let server = ScriptedServer::start(vec![
+        Step::reply(Reply::error(
+            400,
+            "Unsupported value: 'temperature' does not support 0 with this model. Only the default (1) value is supported.",
+        ))
+        .expect("temperature sent", |r| match r.body.get("temperature") {
+            Some(_) => Ok(()),
+            None => Err("no temperature".into()),
+        }),
+        Step::reply(Reply::error(
+            400,
+            "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+        )),
+        Step::reply(Reply::text("ok")).expect("adapted", |r| {
+            if r.body.get("temperature").is_none()
+                && r.body.get("max_tokens").is_none()
+                && r.body["max_completion_tokens"] == 256
+            {
+                Ok(())
+            } else {
+                Err(r.body.to_string())
+            }
+        }),
+        // remembered; and another 400 about temperature is now an error
+        Step::reply(Reply::error(400, "temperature still wrong")),
+    ])
+    .await
+    .unwrap();
+    let mut s = settings(&server);
+    s.max_tokens = Some(256);
+    let c = LlmClient::new(s, None).unwrap();
+    let resp = c.chat(&request()).await.unwrap();
+    assert_eq!((resp.content.as_deref(), resp.attempts), (Some("ok"), 1));
+    let err = c.chat(&request()).await.unwrap_err();
+    assert!(matches!(err, LlmError::Http { status: 400, .. }), "{err:?}");
+    assert!(server.requests()[3].body.get("temperature").is_none());
+    server.verify().unwrap();
+}
