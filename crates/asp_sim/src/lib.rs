@@ -7,7 +7,9 @@
 pub mod effects;
 pub mod error;
 pub mod nav;
+pub mod predicate;
 pub mod render;
+pub mod scenario;
 pub mod world;
 mod yaml;
 
