@@ -128,7 +128,14 @@ impl Builder<'_> {
             ));
         }
         let idx = parts.len();
-        self.shapes(&p.shapes, at, link, Some(idx), color, geoms)?;
+        self.shapes(
+            &p.shapes,
+            at,
+            link,
+            Some(idx),
+            p.color.unwrap_or(color),
+            geoms,
+        )?;
         self.next_part += 1;
         parts.push(Part {
             name: p.name.clone(),
@@ -282,6 +289,7 @@ fn build_world(spec: &WorldSpec, file: &Path, dir: &Path) -> Result<World, SimEr
                         press_axis: Some([0.0, 0.0, -1.0]),
                         travel: Some(k.travel),
                         symbol: Some(symbol.to_string()),
+                        color: k.color,
                         shapes: vec![ShapeSpec {
                             cuboid: Some(super::spec::BoxSpec { size: k.key_size }),
                             at: super::spec::PoseSpec {

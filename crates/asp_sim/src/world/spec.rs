@@ -262,6 +262,9 @@ pub struct PartSpec {
     /// Keys: the symbol typed.
     #[serde(default)]
     pub symbol: Option<String>,
+    /// Colour of the part's shapes (default: the object's).
+    #[serde(default)]
+    pub color: Option<[u8; 3]>,
     pub shapes: Vec<ShapeSpec>,
 }
 
