@@ -33,6 +33,8 @@ pub struct FingerGeometry {
     pub pad_width: Real,
     /// Finger thickness along y.
     pub thickness: Real,
+    /// Tool-frame z of the fingertips (the pads reach back from here by `pad_length`).
+    pub tip_z: Real,
 }
 
 impl Default for FingerGeometry {
@@ -42,6 +44,7 @@ impl Default for FingerGeometry {
             pad_length: 0.04,
             pad_width: 0.02,
             thickness: 0.01,
+            tip_z: 0.0,
         }
     }
 }
@@ -55,12 +58,10 @@ impl FingerGeometry {
             self.pad_length / 2.0,
         );
         let y = opening / 2.0 + self.thickness / 2.0;
+        let z = self.tip_z - self.pad_length / 2.0;
         [
-            (Isometry3::translation(0.0, y, -self.pad_length / 2.0), half),
-            (
-                Isometry3::translation(0.0, -y, -self.pad_length / 2.0),
-                half,
-            ),
+            (Isometry3::translation(0.0, y, z), half),
+            (Isometry3::translation(0.0, -y, z), half),
         ]
     }
 }
@@ -72,6 +73,8 @@ pub enum Grip {
     Object {
         object: ObjectIdx,
         tool_to_object: Isometry3,
+        /// The part the pads closed on, if any (a mug by its handle).
+        part: Option<usize>,
     },
     /// An object seated in its holder, sliding out along its mount axis.
     Mounted {
@@ -104,6 +107,14 @@ impl Grip {
     pub fn carries(&self) -> Option<ObjectIdx> {
         match self {
             Grip::Object { object, .. } => Some(*object),
+            _ => None,
+        }
+    }
+
+    /// The part the fingers hold: a carried object's part, or a handle.
+    pub fn part(&self) -> Option<usize> {
+        match self {
+            Grip::Object { part, .. } => *part,
             _ => None,
         }
     }
@@ -180,7 +191,8 @@ pub fn close_gripper(
         for ix in 0..PAD_SAMPLES {
             for iz in 0..PAD_SAMPLES {
                 let x = (ix as Real / (PAD_SAMPLES - 1) as Real - 0.5) * fingers.pad_width * 0.9;
-                let z = -(iz as Real / (PAD_SAMPLES - 1) as Real) * fingers.pad_length * 0.95;
+                let z = fingers.tip_z
+                    - (0.025 + 0.95 * iz as Real / (PAD_SAMPLES - 1) as Real) * fingers.pad_length;
                 let origin = tool * Point3::new(x, side * opening / 2.0, z);
                 let dir = tool.rotation * Vector3::new(0.0, -side, 0.0);
                 let ray = Ray::new(origin, dir);
@@ -287,6 +299,7 @@ pub fn close_gripper(
         Grip::Object {
             object,
             tool_to_object: tool.inverse() * obj.pose,
+            part: touched_part.map(|(p, _)| p),
         }
     };
     CloseResult {
@@ -408,6 +421,7 @@ pub fn step_tool(
         Some(Grip::Object {
             object,
             tool_to_object,
+            ..
         }) => {
             world.objects[object].pose = to * tool_to_object;
         }
@@ -428,6 +442,7 @@ pub fn step_tool(
                     *grip = Some(Grip::Object {
                         object,
                         tool_to_object: to.inverse() * pose,
+                        part: None,
                     });
                     events.push(Event::Removed { object });
                 } else if lateral > params.slip_distance {

@@ -27,6 +27,11 @@ pub enum Predicate {
     Held {
         object: String,
     },
+    /// The gripper carries `object`, its fingers on `part` (a mug by its handle).
+    HeldBy {
+        object: String,
+        part: String,
+    },
     /// A link is open by at least `min` (metres or radians from its closed limit).
     Open {
         object: String,
@@ -104,6 +109,8 @@ pub struct RobotView<'a> {
     pub base: Pose2D,
     /// The object the gripper carries.
     pub held: Option<ObjectIdx>,
+    /// The part of it the fingers closed on.
+    pub held_part: Option<usize>,
     /// Tool goals the arm was asked to reach (map frame), in order.
     pub tool_goals: &'a [Point3],
     /// Object centres when the scenario started (for `moved`).
@@ -132,6 +139,16 @@ impl Predicate {
             | Predicate::Attempted { object, .. }
             | Predicate::Moved { object, .. } => {
                 obj(object)?;
+            }
+            Predicate::HeldBy { object, part } => {
+                let o = &world.objects[obj(object)?];
+                if o.part_index(part).is_none() {
+                    return Err(SimError::UnknownMember {
+                        object: object.clone(),
+                        what: "part",
+                        name: part.clone(),
+                    });
+                }
             }
             Predicate::Removed { object } => {
                 let o = &world.objects[obj(object)?];
@@ -207,6 +224,11 @@ impl Predicate {
                 robot.held != Some(a) && is_on(world, a, b)
             }
             Predicate::Held { object } => idx(object).is_some_and(|a| robot.held == Some(a)),
+            Predicate::HeldBy { object, part } => idx(object).is_some_and(|a| {
+                robot.held == Some(a)
+                    && robot.held_part.is_some()
+                    && robot.held_part == world.objects[a].part_index(part)
+            }),
             Predicate::Open { object, link, min } => {
                 link_value(world, object, link).is_some_and(|(q, lower)| q - lower >= *min)
             }
