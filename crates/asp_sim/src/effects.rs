@@ -143,6 +143,8 @@ pub struct EffectParams {
     pub hook_margin: Real,
     /// Displacement of a failed grasp: uniform in [min, max] metres.
     pub displacement: (Real, Real),
+    /// Tool-frame z of the fingertips: the point that pushes buttons and hooks handles.
+    pub tip_z: Real,
 }
 
 impl Default for EffectParams {
@@ -152,6 +154,7 @@ impl Default for EffectParams {
             slip_distance: 0.03,
             hook_margin: 0.02,
             displacement: (0.02, 0.06),
+            tip_z: 0.0,
         }
     }
 }
@@ -416,7 +419,9 @@ pub fn step_tool(
 ) -> Vec<Event> {
     let mut events = Vec::new();
     let tcp = Point3::from(to.translation.vector);
-    let delta = to.translation.vector - from.translation.vector;
+    let tip = to * Point3::new(0.0, 0.0, params.tip_z);
+    let tip_from = from * Point3::new(0.0, 0.0, params.tip_z);
+    let delta = tip - tip_from;
     match grip.clone() {
         Some(Grip::Object {
             object,
@@ -473,10 +478,10 @@ pub fn step_tool(
             let _ = object;
         }
         None => {
-            hook_and_push(world, &tcp, &delta, params, &mut events);
+            hook_and_push(world, &tip, &delta, params, &mut events);
         }
     }
-    press_buttons(world, &tcp, &mut events);
+    press_buttons(world, &tip, &mut events);
     events
 }
 

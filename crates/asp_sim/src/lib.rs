@@ -10,8 +10,10 @@ pub mod nav;
 pub mod predicate;
 pub mod render;
 pub mod scenario;
+pub mod sim;
 pub mod world;
 mod yaml;
 
 pub use error::SimError;
+pub use sim::{SimRobot, SimSettings, SimState};
 pub use world::{World, load_world, parse_world};

@@ -63,6 +63,7 @@ pub struct Setup {
 #[serde(deny_unknown_fields)]
 pub struct Partial {
     pub score: Real,
+    #[serde(with = "serde_yaml_ng::with::singleton_map_recursive")]
     pub when: Predicate,
 }
 
@@ -81,6 +82,7 @@ pub struct ScenarioSpec {
     pub robot: RobotStart,
     #[serde(default)]
     pub setup: Setup,
+    #[serde(with = "serde_yaml_ng::with::singleton_map_recursive")]
     pub success: Predicate,
     /// Partial credit; the score of a run is 1 on success, else the highest level that
     /// holds, else 0.
