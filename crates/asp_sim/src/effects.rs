@@ -159,7 +159,9 @@ impl Default for EffectParams {
     }
 }
 
-const PAD_SAMPLES: usize = 5;
+/// Pad rays across the pad's width and along its length.
+const PAD_SAMPLES_X: usize = 5;
+const PAD_SAMPLES_Z: usize = 16;
 
 /// Closes the fingers from `opening` towards `target` with the tool at `tool` (map).
 pub fn close_gripper(
@@ -191,11 +193,11 @@ pub fn close_gripper(
     }
     let mut per_finger: [Vec<Contact>; 2] = [Vec::new(), Vec::new()];
     for (f, side) in [1.0f32, -1.0].into_iter().enumerate() {
-        for ix in 0..PAD_SAMPLES {
-            for iz in 0..PAD_SAMPLES {
-                let x = (ix as Real / (PAD_SAMPLES - 1) as Real - 0.5) * fingers.pad_width * 0.9;
+        for ix in 0..PAD_SAMPLES_X {
+            for iz in 0..PAD_SAMPLES_Z {
+                let x = (ix as Real / (PAD_SAMPLES_X - 1) as Real - 0.5) * fingers.pad_width * 0.9;
                 let z = fingers.tip_z
-                    - (0.025 + 0.95 * iz as Real / (PAD_SAMPLES - 1) as Real) * fingers.pad_length;
+                    - (0.01 + 0.98 * iz as Real / (PAD_SAMPLES_Z - 1) as Real) * fingers.pad_length;
                 let origin = tool * Point3::new(x, side * opening / 2.0, z);
                 let dir = tool.rotation * Vector3::new(0.0, -side, 0.0);
                 let ray = Ray::new(origin, dir);

@@ -312,10 +312,13 @@ fn link_value(world: &World, object: &str, link: &str) -> Option<(Real, Real)> {
     Some((l.position, l.lower))
 }
 
-/// `a`'s centre lies inside `b`'s bounding box in `b`'s frame (tops open by 2 cm).
+/// The centre of `a`'s bottom lies inside `b`'s bounding box in `b`'s frame (its top
+/// open by 2 cm): a tall cup standing in a shallow tray is in it.
 pub fn is_in(world: &World, a: ObjectIdx, b: ObjectIdx) -> bool {
     let (oa, ob) = (&world.objects[a], &world.objects[b]);
-    let c = ob.pose.inverse() * oa.centroid();
+    let box_a = oa.aabb();
+    let bottom = Point3::new(box_a.center().x, box_a.center().y, box_a.mins.z + 0.005);
+    let c = ob.pose.inverse() * bottom;
     let mut local: Option<Aabb> = None;
     for g in &ob.geoms {
         let bb = g.prim.aabb(&(ob.pose.inverse() * ob.geom_pose(g)));

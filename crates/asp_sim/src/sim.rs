@@ -9,8 +9,8 @@ use asp_config::SimConfig;
 use asp_core::grid::OccupancyGrid;
 use asp_core::robot::{
     ArmMotion, BaseNavigation, CancellationToken, FrameSource, Gripper, GripperGoal,
-    GripperOutcome, MotionOutcome, MoveItErrorCode, NavErrorCode, NavOutcome,
-    PoseGoal, RobotError, TerminalStatus,
+    GripperOutcome, MotionOutcome, MoveItErrorCode, NavErrorCode, NavOutcome, PoseGoal, RobotError,
+    TerminalStatus,
 };
 use asp_core::{CameraIntrinsics, FrameId, Isometry3, Point3, Pose2D, Real, RgbdFrame, Transform};
 use asp_kinematics::{
@@ -236,7 +236,11 @@ impl SimRobot {
         model: Arc<dyn RobotModel>,
     ) -> Result<Self, SimError> {
         let world = load_world(config_dir.join(&cfg.world))?;
-        let base = Pose2D::new(cfg.start_pose[0], cfg.start_pose[1], cfg.start_pose[2].to_radians());
+        let base = Pose2D::new(
+            cfg.start_pose[0],
+            cfg.start_pose[1],
+            cfg.start_pose[2].to_radians(),
+        );
         Self::new(world, model, SimSettings::from_config(cfg), base)
     }
 
@@ -252,17 +256,19 @@ impl SimRobot {
             settings,
             scenario.spec.robot.base_pose(),
         )?;
-        let q = model.named_configuration(&scenario.spec.robot.arm).ok_or_else(|| {
-            SimError::invalid(
-                &scenario.file,
-                "robot.arm",
-                format!(
-                    "unknown named configuration {:?}; the model knows {:?}",
-                    scenario.spec.robot.arm,
-                    model.named_configurations()
-                ),
-            )
-        })?;
+        let q = model
+            .named_configuration(&scenario.spec.robot.arm)
+            .ok_or_else(|| {
+                SimError::invalid(
+                    &scenario.file,
+                    "robot.arm",
+                    format!(
+                        "unknown named configuration {:?}; the model knows {:?}",
+                        scenario.spec.robot.arm,
+                        model.named_configurations()
+                    ),
+                )
+            })?;
         robot.lock().robot.q = q;
         Ok(robot)
     }
@@ -430,7 +436,15 @@ impl SimRobot {
             pose,
             frame: FrameId::new(frame),
         };
-        Ok(render::render(&s.world, &items, &view, &self.settings.noise, 1.0, s.time, seed))
+        Ok(render::render(
+            &s.world,
+            &items,
+            &view,
+            &self.settings.noise,
+            1.0,
+            s.time,
+            seed,
+        ))
     }
 
     async fn pace(&self, dt: f64, step: usize) {
@@ -557,7 +571,9 @@ impl SimRobot {
                 (None, Some(j)) => {
                     planner.plan_to_configuration(model.as_ref(), &scene, &q, &j, &request)
                 }
-                (None, None) => planner.plan_to_configuration(model.as_ref(), &scene, &q, &q, &request),
+                (None, None) => {
+                    planner.plan_to_configuration(model.as_ref(), &scene, &q, &q, &request)
+                }
             }
         })
         .await;
@@ -632,14 +648,18 @@ impl CollisionWorld for SceneCollision<'_> {
         for s in shapes {
             let pose = self.arm_base * s.pose;
             let aabb = s.shape.compute_aabb(&pose);
-            if self.world.floor.is_some() && aabb.mins.z < -CONTACT_TOLERANCE && !allowed.iter().any(|a| a == "floor") {
+            if self.world.floor.is_some()
+                && aabb.mins.z < -CONTACT_TOLERANCE
+                && !allowed.iter().any(|a| a == "floor")
+            {
                 return Some(Collision {
                     link: s.link.clone(),
                     object: "floor".into(),
                 });
             }
             for (oi, o) in self.world.objects.iter().enumerate() {
-                if Some(oi) == self.skip || o.name == s.link || allowed.iter().any(|a| a == &o.name) {
+                if Some(oi) == self.skip || o.name == s.link || allowed.iter().any(|a| a == &o.name)
+                {
                     continue;
                 }
                 if !o.aabb().intersects(&aabb) {
@@ -650,11 +670,22 @@ impl CollisionWorld for SceneCollision<'_> {
                     if !g.prim.aabb(&gp).intersects(&aabb) {
                         continue;
                     }
-                    let hit = match parry3d::query::contact(&pose, s.shape.as_ref(), &gp, g.prim.shape(), 0.0) {
+                    let hit = match parry3d::query::contact(
+                        &pose,
+                        s.shape.as_ref(),
+                        &gp,
+                        g.prim.shape(),
+                        0.0,
+                    ) {
                         Ok(Some(c)) => c.dist < -CONTACT_TOLERANCE,
                         Ok(None) => false,
-                        Err(_) => parry3d::query::intersection_test(&pose, s.shape.as_ref(), &gp, g.prim.shape())
-                            .unwrap_or(true),
+                        Err(_) => parry3d::query::intersection_test(
+                            &pose,
+                            s.shape.as_ref(),
+                            &gp,
+                            g.prim.shape(),
+                        )
+                        .unwrap_or(true),
                     };
                     if hit {
                         return Some(Collision {
@@ -713,7 +744,8 @@ impl ArmMotion for SimRobot {
             .tool_goals
             .push(Point3::from(in_map.translation.vector));
         let request = PlanRequest::from_goal(goal);
-        self.plan_and_execute(Some(target), None, request, cancel).await
+        self.plan_and_execute(Some(target), None, request, cancel)
+            .await
     }
 
     async fn move_to_named(&self, name: &str, cancel: &CancellationToken) -> MotionOutcome {
@@ -755,13 +787,17 @@ impl Gripper for SimRobot {
     ) -> Result<GripperOutcome, RobotError> {
         let g = self.model.gripper();
         let (lo, hi) = (g.min_gap as Real, g.max_gap as Real);
-        if !(goal.position.is_finite() && goal.position >= lo - 1e-6 && goal.position <= hi + 1e-6) {
+        if !(goal.position.is_finite() && goal.position >= lo - 1e-6 && goal.position <= hi + 1e-6)
+        {
             return Err(RobotError::Rejected(format!(
                 "gripper position {} m is outside [{lo}, {hi}] m",
                 goal.position
             )));
         }
-        if !(goal.max_effort.is_finite() && goal.max_effort >= 0.0 && f64::from(goal.max_effort) <= g.max_effort) {
+        if !(goal.max_effort.is_finite()
+            && goal.max_effort >= 0.0
+            && f64::from(goal.max_effort) <= g.max_effort)
+        {
             return Err(RobotError::Rejected(format!(
                 "gripper effort {} N is outside [0, {}] N",
                 goal.max_effort, g.max_effort
