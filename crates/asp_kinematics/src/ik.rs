@@ -200,7 +200,7 @@ impl SerialChain {
         let pos_goal = 0.05 * opts.position_tolerance;
         let rot_goal = 0.05 * opts.orientation_tolerance;
         let mut lambda = 1e-2;
-        let (mut pose, mut jac) = self.forward_with_jacobian(&q);
+        let (pose, mut jac) = self.forward_with_jacobian(&q);
         let mut err = pose_error(target, &pose);
         let mut cost = weighted_cost(&err);
         let mut stalled = 0;
@@ -257,7 +257,6 @@ impl SerialChain {
             if cost_new < cost {
                 let improvement = (cost - cost_new) / cost.max(1e-300);
                 q = q_new;
-                pose = pose_new;
                 jac = jac_new;
                 err = err_new;
                 cost = cost_new;
@@ -271,7 +270,6 @@ impl SerialChain {
                 break;
             }
         }
-        let _ = pose;
         let (pe, re) = norms(&err);
         (q, pe, re)
     }

@@ -47,3 +47,10 @@ pub fn to_f32(p: &Iso64) -> asp_core::geometry::Isometry3 {
 pub fn to_f64(p: &asp_core::geometry::Isometry3) -> Iso64 {
     p.cast::<f64>()
 }
+
+// The model is shared between threads behind `Arc<dyn RobotModel>`.
+const _: fn() = || {
+    fn shareable<T: ?Sized + Send + Sync>() {}
+    shareable::<dyn RobotModel>();
+    shareable::<MotionPlanner>();
+};

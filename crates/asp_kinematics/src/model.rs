@@ -153,9 +153,15 @@ pub trait RobotModel: Send + Sync + fmt::Debug {
     /// The arm base in the robot's root frame (the mount on the mobile base).
     fn mount(&self) -> Isometry3;
 
-    /// Every link and frame of the description at `q`, in the arm base frame (links that
-    /// do not move with the arm, such as the mobile base and its cameras, included).
-    fn link_poses(&self, q: &[f64]) -> Vec<(String, Isometry3)>;
+    /// Every link and frame of the description at `q` with the gripper fully open, in the
+    /// arm base frame (links that do not move with the arm, such as the mobile base and
+    /// its cameras, included).
+    fn link_poses(&self, q: &[f64]) -> Vec<(String, Isometry3)> {
+        self.link_poses_with_gap(q, self.gripper().max_gap)
+    }
+
+    /// As [`RobotModel::link_poses`], with the fingers `finger_gap` metres apart.
+    fn link_poses_with_gap(&self, q: &[f64], finger_gap: f64) -> Vec<(String, Isometry3)>;
 
     /// One link's pose at `q` in the arm base frame; `None` for an unknown link.
     fn link_pose(&self, q: &[f64], link: &str) -> Option<Isometry3>;

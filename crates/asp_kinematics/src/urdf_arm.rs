@@ -493,8 +493,8 @@ impl RobotModel for UrdfArm {
         to_f32(&self.mount)
     }
 
-    fn link_poses(&self, q: &[f64]) -> Vec<(String, Isometry3)> {
-        self.poses(q, self.gripper.max_gap)
+    fn link_poses_with_gap(&self, q: &[f64], finger_gap: f64) -> Vec<(String, Isometry3)> {
+        self.poses(q, finger_gap)
             .iter()
             .zip(&self.tree.links)
             .map(|(p, l)| (l.name.clone(), to_f32(p)))
@@ -653,8 +653,8 @@ impl RobotModel for Xarm6 {
     fn mount(&self) -> Isometry3 {
         self.0.mount()
     }
-    fn link_poses(&self, q: &[f64]) -> Vec<(String, Isometry3)> {
-        self.0.link_poses(q)
+    fn link_poses_with_gap(&self, q: &[f64], finger_gap: f64) -> Vec<(String, Isometry3)> {
+        self.0.link_poses_with_gap(q, finger_gap)
     }
     fn link_pose(&self, q: &[f64], link: &str) -> Option<Isometry3> {
         self.0.link_pose(q, link)
