@@ -396,8 +396,15 @@ mod tests {
             match (ours, theirs) {
                 (Some((t, n)), Some(h)) => {
                     hits += 1;
-                    assert_relative_eq!(t, h.time_of_impact, epsilon = 1e-3);
-                    assert!(n.dot(&h.normal) > 0.99, "{n:?} vs {:?}", h.normal);
+                    // parry's GJK ray cast is approximate (mm); ours must be exact: just
+                    // before the hit the ray is outside the solid, just after it inside
+                    assert_relative_eq!(t, h.time_of_impact, epsilon = 5e-3);
+                    // our normal points out of the solid at the hit
+                    let p = ray.point_at(t);
+                    assert!(!prim.contains(&pose, &(p + n * 1e-3)), "ray {i}");
+                    assert!(prim.contains(&pose, &(p - n * 1e-3)), "ray {i}");
+                    assert!(!prim.contains(&pose, &ray.point_at(t - 1e-4)), "ray {i}");
+                    assert!(prim.contains(&pose, &ray.point_at(t + 1e-4)), "ray {i}");
                 }
                 (None, None) => {}
                 (a, b) => panic!("ray {i}: ours {a:?}, parry {b:?}"),
