@@ -187,3 +187,67 @@ fn obj_meshes_load_relative_to_the_world_file() {
     let b = w.objects[0].aabb();
     assert!((b.maxs.x - 0.1).abs() < 1e-6 && b.mins.x.abs() < 1e-6);
 }
+
+#[test]
+fn scenario_errors_name_file_entry_and_problem() {
+    use asp_sim::scenario::Scenario;
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("scenarios/tabletop")).unwrap();
+    std::fs::create_dir_all(root.path().join("worlds")).unwrap();
+    std::fs::copy(
+        config().join("worlds/tabletop.yaml"),
+        root.path().join("worlds/tabletop.yaml"),
+    )
+    .unwrap();
+    let file = root.path().join("scenarios/tabletop/s.yaml");
+    let head = "name: s\nstudy: tabletop\ngoal: do it\nworld: worlds/tabletop.yaml\nrobot: {base: [0.0, 0.0]}\n";
+    let case = |body: &str| {
+        std::fs::write(&file, format!("{head}{body}")).unwrap();
+        match Scenario::load(&file).unwrap_err() {
+            SimError::Invalid {
+                file: f,
+                entry,
+                problem,
+            } => {
+                assert_eq!(f, file);
+                (entry, problem)
+            }
+            other => panic!("{other:?}"),
+        }
+    };
+    let (e, p) = case("success:\n  in: {object: unicorn, container: bowl}\n");
+    assert_eq!(e, "success");
+    assert!(p.contains("unicorn"), "{p}");
+    let (e, p) = case("success:\n  inside: {object: apple, container: bowl}\n");
+    assert!(e.starts_with("success"), "{e}");
+    assert!(p.contains("inside"), "{p}");
+    let (e, p) = case(
+        "success:\n  held: {object: apple}\npartial:\n  - score: 1.5\n    when:\n      held: {object: apple}\n",
+    );
+    assert_eq!(e, "partial[0]");
+    assert!(p.contains("1.5"), "{p}");
+    let (e, p) = case("success:\n  open: {object: drawer_unit, link: lid}\n");
+    assert_eq!(e, "success");
+    assert!(p.contains("lid"), "{p}");
+    let (e, p) =
+        case("success:\n  held: {object: apple}\nsetup:\n  move:\n    ghost: {xyz: [0, 0, 0]}\n");
+    assert_eq!(e, "setup.move.ghost");
+    assert!(p.contains("ghost"), "{p}");
+    std::fs::write(
+        &file,
+        head.replace("worlds/tabletop.yaml", "worlds/none.yaml")
+            + "success:\n  held: {object: apple}\n",
+    )
+    .unwrap();
+    let e = Scenario::load(&file).unwrap_err().to_string();
+    assert!(e.contains("s.yaml") && e.contains("none.yaml"), "{e}");
+    // a well-formed one loads, with its setup applied
+    std::fs::write(
+        &file,
+        format!("{head}setup:\n  move:\n    apple: {{xyz: [0.5, 0.0, 0.535]}}\n  remove: [orange]\nsuccess:\n  held: {{object: apple}}\n"),
+    )
+    .unwrap();
+    let sc = Scenario::load(&file).unwrap();
+    assert!(sc.world.object("orange").is_none());
+    assert_eq!(sc.world.object("apple").unwrap().pose.translation.x, 0.5);
+}
