@@ -172,7 +172,6 @@ pub fn close_gripper(
     fingers: &FingerGeometry,
     params: &EffectParams,
     rng: &mut ChaCha8Rng,
-    skip: Option<ObjectIdx>,
 ) -> CloseResult {
     let travel = ((opening - target) / 2.0).max(0.0);
     let nothing = CloseResult {
@@ -201,7 +200,7 @@ pub fn close_gripper(
                 let origin = tool * Point3::new(x, side * opening / 2.0, z);
                 let dir = tool.rotation * Vector3::new(0.0, -side, 0.0);
                 let ray = Ray::new(origin, dir);
-                if let Some(hit) = world.cast_ray(&ray, opening, |o| Some(o) == skip)
+                if let Some(hit) = world.cast_ray(&ray, opening, |_| false)
                     && let Some(object) = hit.object
                 {
                     per_finger[f].push(Contact {
@@ -730,7 +729,7 @@ fn perpendicular_basis(axis: &Vector3) -> (Vector3, Vector3) {
 
 /// A random stream for effects, derived from the simulation seed.
 pub fn effect_rng(seed: u64) -> ChaCha8Rng {
-    ChaCha8Rng::seed_from_u64(seed ^ 0x5eed_effe_c7)
+    ChaCha8Rng::seed_from_u64(seed ^ 0x005e_edef_fec7)
 }
 
 /// The finger boxes at `tool` (map) intersect `object`'s geometry.

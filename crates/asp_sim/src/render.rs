@@ -18,7 +18,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::world::{Object, Prim, World};
 
-const TILE: u32 = 16;
+const TILE: u32 = 8;
 const NEAR: Real = 0.05;
 /// Colour where no ray hits anything.
 pub const BACKGROUND: [u8; 3] = [200, 210, 225];
@@ -104,6 +104,38 @@ struct Binned {
     min_depth: Real,
 }
 
+/// An item's world bounding box, for a slab test before the exact ray cast.
+#[derive(Clone, Copy)]
+struct Slab {
+    mins: [Real; 3],
+    maxs: [Real; 3],
+}
+
+impl Slab {
+    /// Whether the ray `origin + t·dir` (`inv` = 1/dir) meets the box for t < `max_t`.
+    #[inline]
+    fn hit(&self, origin: &[Real; 3], inv: &[Real; 3], max_t: Real) -> bool {
+        let mut t0: Real = 0.0;
+        let mut t1 = max_t;
+        for k in 0..3 {
+            let a = (self.mins[k] - origin[k]) * inv[k];
+            let b = (self.maxs[k] - origin[k]) * inv[k];
+            let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+            // NaN (0·∞ on a face) falls through as "no constraint"
+            if lo > t0 {
+                t0 = lo;
+            }
+            if hi < t1 {
+                t1 = hi;
+            }
+            if t0 > t1 {
+                return false;
+            }
+        }
+        true
+    }
+}
+
 /// Renders one frame. `seed` drives the noise and dropout of this frame only.
 pub fn render(
     world: &World,
@@ -119,9 +151,14 @@ pub fn render(
     let cam_from_map = view.pose.inverse();
     let (tx, ty) = (w.div_ceil(TILE), h.div_ceil(TILE));
     let mut tiles: Vec<Vec<Binned>> = (0..tx * ty).map(|_| Vec::new()).collect();
+    let mut slabs = Vec::with_capacity(items.len());
 
     for (i, it) in items.iter().enumerate() {
         let aabb = it.prim.aabb(&it.pose);
+        slabs.push(Slab {
+            mins: [aabb.mins.x - 1e-4, aabb.mins.y - 1e-4, aabb.mins.z - 1e-4],
+            maxs: [aabb.maxs.x + 1e-4, aabb.maxs.y + 1e-4, aabb.maxs.z + 1e-4],
+        });
         let mut min_z = Real::INFINITY;
         let mut max_z = Real::NEG_INFINITY;
         let (mut u0, mut v0, mut u1, mut v1) = (
@@ -195,11 +232,16 @@ pub fn render(
                         1.0,
                     );
                     let ray = Ray::new(origin, rot * dir_cam);
+                    let o = [origin.x, origin.y, origin.z];
+                    let inv = [1.0 / ray.dir.x, 1.0 / ray.dir.y, 1.0 / ray.dir.z];
                     let mut best = noise.max_range;
                     let mut hit: Option<usize> = None;
                     for b in list {
                         if b.min_depth >= best {
                             break;
+                        }
+                        if !slabs[b.item].hit(&o, &inv, best) {
+                            continue;
                         }
                         let it = &items[b.item];
                         if let Some(t) = it.prim.ray_toi(&it.pose, &ray, best)

@@ -451,7 +451,7 @@ impl SimRobot {
         let rtf = self.settings.real_time_factor;
         if rtf > 0.0 {
             tokio::time::sleep(std::time::Duration::from_secs_f64(dt / rtf)).await;
-        } else if step % 16 == 0 {
+        } else if step.is_multiple_of(16) {
             tokio::task::yield_now().await;
         }
     }
@@ -833,7 +833,6 @@ impl Gripper for SimRobot {
                         &self.fingers,
                         &self.settings.effects,
                         &mut st.rng,
-                        None,
                     );
                     st.robot.opening = r.position;
                     st.robot.grip = r.grip;

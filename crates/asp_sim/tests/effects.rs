@@ -187,7 +187,6 @@ fn grasp_carry_and_release_into_a_bowl_and_onto_a_plate() {
         &fingers(),
         &EffectParams::default(),
         &mut rng,
-        None,
     );
     assert!(r.stalled);
     assert!((r.position - 0.04).abs() < 2e-3, "{}", r.position);
@@ -254,7 +253,6 @@ fn closing_on_nothing_reaches_zero_and_a_pad_on_the_object_displaces_it() {
         &fingers(),
         &EffectParams::default(),
         &mut rng,
-        None,
     );
     assert!(!r.stalled && r.grip.is_none() && r.position == 0.0);
 
@@ -273,7 +271,6 @@ fn closing_on_nothing_reaches_zero_and_a_pad_on_the_object_displaces_it() {
             &fingers(),
             &EffectParams::default(),
             &mut rng,
-            None,
         );
         assert!(r.grip.is_none() && !r.stalled);
         assert_eq!(r.displaced, Some(block));
@@ -304,7 +301,6 @@ fn a_mounted_plug_slides_out_and_comes_free() {
         &fingers(),
         &EffectParams::default(),
         &mut rng,
-        None,
     );
     assert!(r.stalled, "{r:?}");
     let mut grip = r.grip;
@@ -343,7 +339,6 @@ fn pulling_a_gripped_drawer_handle_opens_the_drawer_up_to_its_limit() {
         &fingers(),
         &EffectParams::default(),
         &mut rng,
-        None,
     );
     assert!(r.stalled && (r.position - 0.014).abs() < 2e-3, "{r:?}");
     let mut grip = r.grip;
@@ -446,7 +441,6 @@ fn a_gripped_door_handle_swings_the_door_about_its_hinge() {
         &fingers(),
         &EffectParams::default(),
         &mut rng,
-        None,
     );
     assert!(r.stalled, "{r:?}");
     let mut grip = r.grip;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use asp_core::{Isometry3, Point3, Real, Vector3};
 use nalgebra::{Translation3, UnitQuaternion};
 use parry3d::bounding_volume::Aabb;
-use parry3d::query::Ray;
+use parry3d::query::{Ray, RayCast};
 use parry3d::shape::{Ball, Capsule, Cuboid, Cylinder, Shape, TriMesh};
 
 use super::spec::{MeshSpec, PoseSpec, ShapeSpec};
@@ -52,8 +52,16 @@ impl Prim {
                 let local = ray.inverse_transform_by(pose);
                 ray_cylinder(c, &local, max_toi).map(|(t, n)| (t, pose.rotation * n))
             }
-            _ => self
-                .shape()
+            Prim::Cuboid(c) => c
+                .cast_ray_and_get_normal(pose, ray, max_toi, true)
+                .map(|hit| (hit.time_of_impact, hit.normal)),
+            Prim::Ball(c) => c
+                .cast_ray_and_get_normal(pose, ray, max_toi, true)
+                .map(|hit| (hit.time_of_impact, hit.normal)),
+            Prim::Capsule(c) => c
+                .cast_ray_and_get_normal(pose, ray, max_toi, true)
+                .map(|hit| (hit.time_of_impact, hit.normal)),
+            Prim::Mesh(m) => m
                 .cast_ray_and_get_normal(pose, ray, max_toi, true)
                 .map(|hit| (hit.time_of_impact, hit.normal)),
         }
@@ -66,7 +74,10 @@ impl Prim {
                 let local = ray.inverse_transform_by(pose);
                 ray_cylinder(c, &local, max_toi).map(|(t, _)| t)
             }
-            _ => self.shape().cast_ray(pose, ray, max_toi, true),
+            Prim::Cuboid(c) => c.cast_ray(pose, ray, max_toi, true),
+            Prim::Ball(c) => c.cast_ray(pose, ray, max_toi, true),
+            Prim::Capsule(c) => c.cast_ray(pose, ray, max_toi, true),
+            Prim::Mesh(m) => m.cast_ray(pose, ray, max_toi, true),
         }
     }
 
@@ -378,7 +389,6 @@ fn build_mesh(m: &MeshSpec, base_dir: &Path) -> Result<TriMesh, String> {
 mod tests {
     use super::*;
     use approx::assert_relative_eq;
-    use parry3d::query::RayCast;
 
     #[test]
     fn analytic_cylinder_matches_parry() {
@@ -418,9 +428,11 @@ mod tests {
         let none = ShapeSpec::default();
         let e = build_shape(&none, Path::new(".")).unwrap_err();
         assert!(e.contains("got none"), "{e}");
-        let mut two = ShapeSpec::default();
-        two.cuboid = Some(super::super::spec::BoxSpec { size: [1.0; 3] });
-        two.sphere = Some(super::super::spec::SphereSpec { radius: 1.0 });
+        let two = ShapeSpec {
+            cuboid: Some(super::super::spec::BoxSpec { size: [1.0; 3] }),
+            sphere: Some(super::super::spec::SphereSpec { radius: 1.0 }),
+            ..Default::default()
+        };
         let e = build_shape(&two, Path::new(".")).unwrap_err();
         assert!(e.contains("box, sphere"), "{e}");
     }
