@@ -40,6 +40,9 @@ fn every_file_under_config_loads() {
                 .unwrap_or_else(|e| panic!("{e}"));
         } else if kind == "scenarios" && rel.extension().is_some_and(|e| e == "yaml") {
             Scenario::load(f).unwrap_or_else(|e| panic!("{e}"));
+        } else if kind == "memory" {
+            // common-sense priors seeded into the affordance memory
+            asp_memory::SeedFile::load(f).unwrap_or_else(|e| panic!("{e}"));
         } else {
             // a folder of files no loader claims is a mistake
             unknown.push(format!("{kind}/…: {}", rel.display()));

@@ -214,6 +214,10 @@ pub trait RobotModel: Send + Sync + fmt::Debug {
     /// link of this robot are ignored.
     fn self_collision(&self, shapes: &[LinkShape]) -> Option<(String, String)>;
 
+    /// The link pairs (both with collision geometry) that
+    /// [`RobotModel::self_collision`] skips, each pair once.
+    fn ignored_collision_pairs(&self) -> Vec<(String, String)>;
+
     /// A named joint configuration (`home`, `stow`, `look`).
     fn named_configuration(&self, name: &str) -> Option<Vec<f64>>;
 

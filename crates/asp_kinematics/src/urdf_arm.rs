@@ -571,6 +571,25 @@ impl RobotModel for UrdfArm {
         None
     }
 
+    fn ignored_collision_pairs(&self) -> Vec<(String, String)> {
+        let n = self.tree.links.len();
+        let geometric: Vec<usize> = (0..n)
+            .filter(|&l| !self.tree.links[l].collisions.is_empty())
+            .collect();
+        let mut pairs = Vec::new();
+        for (i, &a) in geometric.iter().enumerate() {
+            for &b in &geometric[i + 1..] {
+                if self.ignore[a * n + b] {
+                    pairs.push((
+                        self.tree.links[a].name.clone(),
+                        self.tree.links[b].name.clone(),
+                    ));
+                }
+            }
+        }
+        pairs
+    }
+
     fn named_configuration(&self, name: &str) -> Option<Vec<f64>> {
         self.named
             .iter()
@@ -676,6 +695,9 @@ impl RobotModel for Xarm6 {
     }
     fn self_collision(&self, shapes: &[LinkShape]) -> Option<(String, String)> {
         self.0.self_collision(shapes)
+    }
+    fn ignored_collision_pairs(&self) -> Vec<(String, String)> {
+        self.0.ignored_collision_pairs()
     }
     fn named_configuration(&self, name: &str) -> Option<Vec<f64>> {
         self.0.named_configuration(name)

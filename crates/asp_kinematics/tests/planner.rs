@@ -600,6 +600,13 @@ fn named_configurations_are_planned_in_joint_space() {
         r.named_configuration("stow").unwrap().as_slice()
     );
     assert!(collision_free(&r, &EmptyWorld, &densely(&t, 0.005)));
+    // Going where the arm already is: one point, no time.
+    let t = planner
+        .plan_to_named(&r, &EmptyWorld, &start, "home", &PlanRequest::default())
+        .unwrap();
+    assert_eq!(t.points.len(), 1);
+    assert_eq!(t.duration(), 0.0);
+    assert_eq!(t.sample(1.0), start);
     let e = planner
         .plan_to_named(&r, &EmptyWorld, &start, "dance", &PlanRequest::default())
         .unwrap_err();

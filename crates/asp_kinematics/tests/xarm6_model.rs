@@ -320,6 +320,18 @@ fn self_collision_is_found_and_adjacent_links_are_skipped() {
     assert_eq!(m.is_collision_ignored("link2", "link4"), Some(false));
     assert_eq!(m.is_collision_ignored("link3", "base_link"), Some(false));
     assert_eq!(m.is_collision_ignored("nope", "link1"), None);
+    // The list agrees with the checks: adjacent pairs in, distant pairs out.
+    let pairs = r.ignored_collision_pairs();
+    let listed = |a: &str, b: &str| {
+        pairs
+            .iter()
+            .any(|(x, y)| (x == a && y == b) || (x == b && y == a))
+    };
+    assert!(listed("link2", "link3") && listed("left_finger", "right_finger"));
+    assert!(!listed("link2", "link4") && !listed("link1", "link5"));
+    for (a, b) in &pairs {
+        assert_eq!(m.is_collision_ignored(a, b), Some(true));
+    }
 }
 
 #[test]

@@ -650,7 +650,8 @@ fn interpolate(a: &Iso64, b: &Iso64, f: f64) -> Iso64 {
     Iso64::from_parts(t.into(), r)
 }
 
-/// Inserts points so that no joint changes more than `resolution` between two.
+/// Inserts points so that no joint changes more than `resolution` between two, and
+/// drops repeated ones (a motion to where the arm already is has a single point).
 fn densify(path: &[Vec<f64>], resolution: f64) -> Vec<Vec<f64>> {
     let mut out = Vec::new();
     for (i, q) in path.iter().enumerate() {
@@ -659,6 +660,9 @@ fn densify(path: &[Vec<f64>], resolution: f64) -> Vec<Vec<f64>> {
             continue;
         }
         let a = &path[i - 1];
+        if a == q {
+            continue;
+        }
         let n = motion_steps(a, q, resolution);
         for k in 1..=n {
             let f = k as f64 / n as f64;
