@@ -115,6 +115,10 @@ enum Command {
     },
 }
 
+/// ros2-client warns on every Fast DDS-mapped request and when ROS_DISTRO is unset.
+const QUIET_LOGS: &str =
+    "warn,ros2_client::service::wrappers=error,ros2_client::distributions=error";
+
 fn emit(value: serde_json::Value) {
     let mut out = std::io::stdout().lock();
     // a closed stdout only loses the event line
@@ -135,7 +139,8 @@ async fn stdin_closed() {
 async fn main() -> Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| QUIET_LOGS.into()),
         )
         .with_writer(std::io::stderr)
         .init();

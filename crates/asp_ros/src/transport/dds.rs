@@ -515,7 +515,19 @@ impl<M: RosMessage> PublisherPort<M> for DdsPublisher<M> {
     }
 
     fn subscription_count(&self) -> usize {
-        self.publisher.get_subscription_count(&lock(&self.node))
+        let node = lock(&self.node);
+        // ros2-client logs an error when asked for the count of a writer that has not
+        // matched anything yet; its wait future answers "matched?" quietly
+        if self
+            .publisher
+            .wait_for_subscription(&node)
+            .now_or_never()
+            .is_some()
+        {
+            self.publisher.get_subscription_count(&node)
+        } else {
+            0
+        }
     }
 }
 
@@ -534,7 +546,17 @@ impl<M: RosMessage> Drop for DdsSubscription<M> {
 
 impl<M: RosMessage> SubscriptionPort for DdsSubscription<M> {
     fn publisher_count(&self) -> usize {
-        self.subscription.get_publisher_count(&lock(&self.node))
+        let node = lock(&self.node);
+        if self
+            .subscription
+            .wait_for_publisher(&node)
+            .now_or_never()
+            .is_some()
+        {
+            self.subscription.get_publisher_count(&node)
+        } else {
+            0
+        }
     }
 }
 
@@ -634,8 +656,14 @@ impl<A: RosAction> ActionClientPort<A> for DdsActionClient<A> {
                 .wait_for_service(&node)
                 .now_or_never()
                 .is_some()
-            && c.feedback_subscription().get_publisher_count(&node) > 0
-            && c.status_subscription().get_publisher_count(&node) > 0
+            && c.feedback_subscription()
+                .wait_for_publisher(&node)
+                .now_or_never()
+                .is_some()
+            && c.status_subscription()
+                .wait_for_publisher(&node)
+                .now_or_never()
+                .is_some()
     }
 }
 

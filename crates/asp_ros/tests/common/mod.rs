@@ -135,7 +135,14 @@ impl Peer {
                 }
             }
         }
-        let status = self.child.try_wait().ok().flatten().and_then(|s| s.code());
+        // stdout closes as the process exits; give it a moment to be reaped
+        let mut status = None;
+        while status.is_none() && std::time::Instant::now() < deadline + Duration::from_secs(5) {
+            status = self.child.try_wait().ok().flatten().and_then(|s| s.code());
+            if status.is_none() {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
         (out, status)
     }
 
