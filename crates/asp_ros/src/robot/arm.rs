@@ -32,9 +32,10 @@ use crate::msg::builtin_interfaces::Time;
 use crate::msg::geometry_msgs::{Pose, Quaternion, Vector3};
 use crate::msg::moveit_msgs::{
     AllowedCollisionEntry, AllowedCollisionMatrix, BoundingVolume, Constraints, GetPlanningScene,
-    GetPlanningSceneRequest, JointConstraint, MotionPlanRequest, MoveGroup, MoveGroupFeedback,
-    MoveGroupGoal, MoveGroupResult, MoveItErrorCodes, OrientationConstraint, PlanningOptions,
-    PlanningScene, PlanningSceneComponents, PositionConstraint, RobotState, WorkspaceParameters,
+    GetPlanningSceneRequest, GetPlanningSceneResponse, JointConstraint, MotionPlanRequest,
+    MoveGroup, MoveGroupFeedback, MoveGroupGoal, MoveGroupResult, MoveItErrorCodes,
+    OrientationConstraint, PlanningOptions, PlanningScene, PlanningSceneComponents,
+    PositionConstraint, RobotState, WorkspaceParameters,
 };
 use crate::msg::shape_msgs::SolidPrimitive;
 use crate::msg::std_msgs::Header;
@@ -89,8 +90,13 @@ pub fn allow_contacts(
 }
 
 /// The objects a collision matrix allows to touch any of `touch_links` (the inverse
-/// of [`allow_contacts`]), in matrix order.
-pub fn allowed_contacts(acm: &AllowedCollisionMatrix, touch_links: &[String]) -> Vec<String> {
+/// of [`allow_contacts`]), in matrix order. Names in `robot_entries` (the robot's own
+/// links, which its matrix lets touch the gripper) are not objects.
+pub fn allowed_contacts(
+    acm: &AllowedCollisionMatrix,
+    touch_links: &[String],
+    robot_entries: &[String],
+) -> Vec<String> {
     let touch: Vec<usize> = acm
         .entry_names
         .iter()
@@ -103,6 +109,7 @@ pub fn allowed_contacts(acm: &AllowedCollisionMatrix, touch_links: &[String]) ->
         .enumerate()
         .filter(|(j, name)| {
             !touch_links.contains(name)
+                && !robot_entries.contains(name)
                 && touch.iter().any(|&i| {
                     acm.entry_values
                         .get(i)
@@ -326,11 +333,13 @@ pub enum ArmTarget {
 }
 
 /// The inverse of [`pose_goal`] and [`named_goal`]: what an [`ArmMotion`] behind a
-/// MoveGroup server must do. Goals it cannot express are an error with the MoveIt code
-/// to report.
+/// MoveGroup server must do. `robot_acm` is the matrix the server's planning scene
+/// reports (its entries are robot links, not objects). Goals it cannot express are an
+/// error with the MoveIt code to report.
 pub fn decode_goal(
     goal: &MoveGroupGoal,
     interfaces: &MotionInterfaces,
+    robot_acm: &AllowedCollisionMatrix,
 ) -> Result<ArmTarget, (MoveItErrorCode, String)> {
     let req = &goal.request;
     let invalid = |msg: String| (MoveItErrorCode::InvalidGoalConstraints, msg);
@@ -446,6 +455,7 @@ pub fn decode_goal(
                 .planning_scene_diff
                 .allowed_collision_matrix,
             &interfaces.touch_links,
+            &robot_acm.entry_names,
         ),
     }))
 }
@@ -618,9 +628,12 @@ impl ArmMotion for MoveGroupArm {
 }
 
 /// Serves MoveGroup goals from an [`ArmMotion`] (the sim node's arm, or any other).
+/// Serve [`planning_scene_handler`] with the same matrix on the planning-scene service,
+/// so that clients can extend it.
 pub struct ArmMotionHandler {
     arm: Arc<dyn ArmMotion>,
     interfaces: MotionInterfaces,
+    robot_acm: AllowedCollisionMatrix,
 }
 
 impl std::fmt::Debug for ArmMotionHandler {
@@ -632,11 +645,36 @@ impl std::fmt::Debug for ArmMotionHandler {
 }
 
 impl ArmMotionHandler {
-    pub fn new(arm: Arc<dyn ArmMotion>, interfaces: &MotionInterfaces) -> Self {
+    /// `robot_acm`: the robot's own allowed collision matrix (pairs of its links that
+    /// may touch).
+    pub fn new(
+        arm: Arc<dyn ArmMotion>,
+        interfaces: &MotionInterfaces,
+        robot_acm: AllowedCollisionMatrix,
+    ) -> Self {
         Self {
             arm,
             interfaces: interfaces.clone(),
+            robot_acm,
         }
+    }
+}
+
+/// A GetPlanningScene handler that reports `robot_acm` (the rest of the scene empty),
+/// for a MoveGroup server built on [`ArmMotionHandler`].
+pub fn planning_scene_handler(
+    robot_acm: AllowedCollisionMatrix,
+) -> impl Fn(GetPlanningSceneRequest) -> std::future::Ready<GetPlanningSceneResponse>
++ Send
++ Sync
++ 'static {
+    move |_req| {
+        std::future::ready(GetPlanningSceneResponse {
+            scene: PlanningScene {
+                allowed_collision_matrix: robot_acm.clone(),
+                ..PlanningScene::default()
+            },
+        })
     }
 }
 
@@ -655,7 +693,7 @@ impl GoalHandler<MoveGroup> for ArmMotionHandler {
         goal: MoveGroupGoal,
         ctx: GoalContext<MoveGroup>,
     ) -> GoalOutcome<MoveGroupResult> {
-        let target = match decode_goal(&goal, &self.interfaces) {
+        let target = match decode_goal(&goal, &self.interfaces, &self.robot_acm) {
             Ok(t) => t,
             Err((code, msg)) => {
                 info!("refusing a MoveGroup goal: {msg}");
@@ -680,5 +718,127 @@ impl GoalHandler<MoveGroup> for ArmMotionHandler {
         } else {
             GoalOutcome::Aborted(result)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use asp_core::Vector3 as V;
+
+    fn goal() -> PoseGoal {
+        PoseGoal {
+            frame: FrameId::new("link_base"),
+            target: Isometry3::new(V::new(0.3, 0.1, 0.2), V::new(0.0, 1.0, 0.0)),
+            kind: MotionKind::FreeSpace,
+            position_tolerance: 0.01,
+            orientation_tolerance: 0.1,
+            velocity_scaling: 0.3,
+            acceleration_scaling: 0.3,
+            allowed_contacts: vec![],
+        }
+    }
+
+    #[test]
+    fn collision_matrix_is_extended_not_replaced() {
+        let mut acm = AllowedCollisionMatrix {
+            entry_names: vec!["a".into(), "b".into()],
+            entry_values: vec![
+                AllowedCollisionEntry {
+                    enabled: vec![false, true],
+                },
+                AllowedCollisionEntry {
+                    enabled: vec![true, false],
+                },
+            ],
+            ..AllowedCollisionMatrix::default()
+        };
+        let touch = vec!["finger".to_string(), "b".to_string()];
+        allow_contacts(&mut acm, &touch, &["mug".into()]).unwrap();
+        assert_eq!(acm.entry_names, ["a", "b", "finger", "mug"]);
+        assert!(acm.entry_values.iter().all(|r| r.enabled.len() == 4));
+        assert!(acm.entry_values[0].enabled[1], "existing pairs stay");
+        assert!(acm.entry_values[2].enabled[3] && acm.entry_values[3].enabled[1]);
+        assert!(!acm.entry_values[0].enabled[3]);
+        let robot = vec!["a".to_string(), "b".to_string()];
+        assert_eq!(allowed_contacts(&acm, &touch, &robot), ["mug"]);
+        // without knowing the robot's links, a link allowed against a touch link looks
+        // like an object
+        assert_eq!(allowed_contacts(&acm, &touch, &[]), ["a", "mug"]);
+        let mut bad = AllowedCollisionMatrix {
+            entry_names: vec!["a".into()],
+            ..AllowedCollisionMatrix::default()
+        };
+        assert!(allow_contacts(&mut bad, &touch, &["mug".into()]).is_err());
+    }
+
+    #[test]
+    fn decode_refuses_what_arm_motion_cannot_do() {
+        let i = MotionInterfaces::default();
+        let mut g = pose_goal(&goal(), &i, None);
+        assert!(matches!(
+            decode_goal(&g, &i, &AllowedCollisionMatrix::default()),
+            Ok(ArmTarget::Pose(_))
+        ));
+        g.request.group_name = "other_arm".into();
+        assert_eq!(
+            decode_goal(&g, &i, &AllowedCollisionMatrix::default())
+                .unwrap_err()
+                .0,
+            MoveItErrorCode::InvalidGroupName
+        );
+        let mut g = pose_goal(&goal(), &i, None);
+        g.planning_options.plan_only = true;
+        assert!(
+            decode_goal(&g, &i, &AllowedCollisionMatrix::default())
+                .unwrap_err()
+                .1
+                .contains("plan-only")
+        );
+        let mut g = pose_goal(&goal(), &i, None);
+        g.request.goal_constraints[0].position_constraints[0].link_name = "link6".into();
+        assert_eq!(
+            decode_goal(&g, &i, &AllowedCollisionMatrix::default())
+                .unwrap_err()
+                .0,
+            MoveItErrorCode::InvalidLinkName
+        );
+        let mut g = named_goal("home", &i, 0.5, 0.5).unwrap();
+        assert_eq!(
+            decode_goal(&g, &i, &AllowedCollisionMatrix::default()).unwrap(),
+            ArmTarget::Named("home".into())
+        );
+        g.request.goal_constraints[0].name.clear();
+        assert!(
+            decode_goal(&g, &i, &AllowedCollisionMatrix::default()).is_err(),
+            "unnamed joint goals are refused"
+        );
+        // MoveIt treats a zero scaling factor as 1
+        let mut g = pose_goal(&goal(), &i, None);
+        g.request.max_velocity_scaling_factor = 0.0;
+        let ArmTarget::Pose(p) = decode_goal(&g, &i, &AllowedCollisionMatrix::default()).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(p.velocity_scaling, 1.0);
+        assert_eq!(p.frame.as_str(), "link_base");
+    }
+
+    #[test]
+    fn failed_goals_never_report_success() {
+        let r = GoalResult {
+            state: TerminalState::Aborted,
+            result: MoveGroupResult {
+                error_code: MoveItErrorCodes::new(MoveItErrorCodes::SUCCESS, ""),
+                ..MoveGroupResult::default()
+            },
+        };
+        assert_eq!(motion_outcome(&r, false).code, MoveItErrorCode::Failure);
+        assert_eq!(motion_outcome(&r, true).code, MoveItErrorCode::Preempted);
+        let ok = GoalResult {
+            state: TerminalState::Succeeded,
+            ..r
+        };
+        assert!(motion_outcome(&ok, false).code.is_success());
     }
 }

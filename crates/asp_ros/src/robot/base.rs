@@ -229,6 +229,14 @@ impl GoalHandler<NavigateToPose> for NavigationHandler {
                 }
             }
         };
+        // a last feedback with where the base ended up
+        let _ = ctx.publish_feedback(NavigateToPoseFeedback {
+            current_pose: pose_stamped_2d(&outcome.final_pose, &self.map_frame, Time::now()),
+            navigation_time: RosDuration::from(started.elapsed()),
+            estimated_time_remaining: RosDuration::default(),
+            number_of_recoveries: 0,
+            distance_remaining: outcome.final_pose.distance_to(&target),
+        });
         let code = if outcome.status == TerminalStatus::Succeeded {
             0
         } else if outcome.error_code == NavErrorCode::None {

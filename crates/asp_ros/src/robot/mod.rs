@@ -16,7 +16,7 @@ pub mod base;
 pub mod gripper;
 pub mod tf;
 
-pub use arm::{ArmMotionHandler, MoveGroupArm};
+pub use arm::{ArmMotionHandler, MoveGroupArm, planning_scene_handler};
 pub use base::{Nav2Base, NavigationHandler};
 pub use gripper::{GripperCommandClient, GripperHandler};
 pub use tf::TfBuffer;
