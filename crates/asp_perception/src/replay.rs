@@ -187,11 +187,14 @@ fn to_iso(t: &msg::Transform) -> Isometry3 {
     )
 }
 
+/// One TF edge: parent, whether static, samples `(time, parent ← child)` sorted by time.
+type TfEdge = (String, bool, Vec<(f64, Isometry3)>);
+
 /// A TF tree over a recording: static and time-stamped `parent → child` transforms.
 #[derive(Debug, Clone, Default)]
 pub struct TfBuffer {
-    /// child → (parent, static?, samples sorted by time)
-    edges: HashMap<String, (String, bool, Vec<(f64, Isometry3)>)>,
+    /// child → its edge
+    edges: HashMap<String, TfEdge>,
 }
 
 impl TfBuffer {

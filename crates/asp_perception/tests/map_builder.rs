@@ -108,9 +108,11 @@ fn keyframes_merge_into_one_object_each_despite_depth_noise() {
 #[test]
 fn merging_fixes_over_segmentation() {
     let text = text();
-    let mut config = ObjectMapConfig::default();
-    config.simulation = PerceptionSimulationConfig {
-        over_segmentation: 1.0,
+    let mut config = ObjectMapConfig {
+        simulation: PerceptionSimulationConfig {
+            over_segmentation: 1.0,
+            ..Default::default()
+        },
         ..Default::default()
     };
     let f = frames(0.0);

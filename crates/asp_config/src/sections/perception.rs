@@ -367,7 +367,7 @@ impl Default for ClipConfig {
         Self {
             image_size: 224,
             mean: [0.481_454_66, 0.457_827_5, 0.408_210_73],
-            std: [0.268_629_54, 0.261_302_58, 0.275_777_11],
+            std: [0.268_629_54, 0.261_302_6, 0.275_777_1],
             mask_background: false,
             output: "image_embeds".into(),
         }
