@@ -26,6 +26,7 @@ pub mod replay;
 pub mod retrieval;
 pub mod simulated;
 pub mod spatial;
+mod voxel;
 
 pub use builder::{Detection, KeyframeDetections, KeyframeReport, MapBuilder};
 pub use error::PerceptionError;
