@@ -3,6 +3,8 @@
 #![allow(clippy::unwrap_used)]
 
 use asp_config::ConfigLoader;
+use asp_sim::scenario::Scenario;
+use asp_sim::{load_world, parse_world};
 use asp_system_tests::{files_under, project_root};
 
 #[test]
@@ -26,6 +28,21 @@ fn every_file_under_config_loads() {
                 .file(f)
                 .and_then(ConfigLoader::load)
                 .unwrap_or_else(|e| panic!("{e}"));
+        } else if kind == "worlds" && rel.extension().is_some_and(|e| e == "yaml") {
+            load_world(f).unwrap_or_else(|e| panic!("{e}"));
+        } else if kind == "worlds" && rel.extension().is_some_and(|e| e == "obj") {
+            // meshes load through the world loader, relative to a world file in worlds/
+            let mesh = rel.strip_prefix("worlds").unwrap().display().to_string();
+            let text = format!(
+                "name: m\nobjects:\n  - name: m\n    shapes:\n      - mesh: {{file: {mesh}}}\n"
+            );
+            parse_world(&text, config.join("worlds/mesh_check.yaml"))
+                .unwrap_or_else(|e| panic!("{e}"));
+        } else if kind == "scenarios" && rel.extension().is_some_and(|e| e == "yaml") {
+            Scenario::load(f).unwrap_or_else(|e| panic!("{e}"));
+        } else if kind == "memory" {
+            // common-sense priors seeded into the affordance memory
+            asp_memory::SeedFile::load(f).unwrap_or_else(|e| panic!("{e}"));
         } else {
             // a folder of files no loader claims is a mistake
             unknown.push(format!("{kind}/…: {}", rel.display()));

@@ -15,6 +15,58 @@ pub struct AffordanceConfig {
     pub router: RouterConfig,
     #[garde(dive)]
     pub memory: MemoryConfig,
+    #[garde(dive)]
+    pub simulated_models: SimulatedModelsConfig,
+}
+
+/// Error model of the simulated VLM and segmenter used with the embedded simulator
+/// (ground truth in, realistic mistakes out). Rates are per call and independent; each
+/// call's draw is seeded from `seed` and the call's input, so a repeated input gives the
+/// same answer (as a VLM at temperature 0 does) and a changed input (a zoomed crop, a
+/// refined ROI) a fresh one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct SimulatedModelsConfig {
+    /// Default 7.
+    #[garde(skip)]
+    pub seed: u64,
+    /// `locate_part` reports nothing for a visible part. Default 0.05.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub miss_rate: f64,
+    /// `locate_part` boxes another part or region of the object. Default 0.08.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub wrong_part_rate: f64,
+    /// The box is shifted by 0.4–0.8 of its size. Default 0.08.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub gross_shift_rate: f64,
+    /// The right box with a low confidence (0.2–0.45). Default 0.08.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub low_confidence_rate: f64,
+    /// Standard deviation of each box edge, as a fraction of the box size. Default 0.06.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub box_jitter: f64,
+    /// The segmenter returns the whole object instead of the prompted part (SAM's
+    /// part/whole ambiguity). Default 0.08.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub ambiguity_rate: f64,
+    /// Share of mask boundary pixels flipped. Default 0.05.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub boundary_noise: f64,
+}
+
+impl Default for SimulatedModelsConfig {
+    fn default() -> Self {
+        Self {
+            seed: 7,
+            miss_rate: 0.05,
+            wrong_part_rate: 0.08,
+            gross_shift_rate: 0.08,
+            low_confidence_rate: 0.08,
+            box_jitter: 0.06,
+            ambiguity_rate: 0.08,
+            boundary_noise: 0.05,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
@@ -35,9 +87,32 @@ pub struct DetectionConfig {
     /// ROI growth when refining for consistency, as a fraction of the box size. Default 0.25.
     #[garde(range(min = 0.0, max = 2.0))]
     pub refine_margin: f32,
-    /// Run the A-Harness loop (off: a fixed detect-then-segment chain). Default on.
+    /// How grounding runs. Default `harness`.
     #[garde(skip)]
-    pub harness: bool,
+    pub mode: GroundingMode,
+    /// (skill, part) pairs grounded per view, in the VLM's order; the first that commits
+    /// ends the view. Default 2.
+    #[garde(range(min = 1, max = 10))]
+    pub max_pairs: usize,
+    /// Depth readings used when lifting a mask to 3D, metres. Default 0.1.
+    #[garde(range(min = 0.0, max = 10.0))]
+    pub min_depth: f32,
+    /// Default 5.0.
+    #[garde(range(min = 0.1, max = 50.0))]
+    pub max_depth: f32,
+}
+
+/// How affordance grounding runs (SPEC §2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GroundingMode {
+    /// The A-Harness loop: detect, verify, targeted retries within budget, final fusion.
+    Harness,
+    /// Verifier off: every available skill in a fixed order until the budget is spent,
+    /// then the final fusion, no commit gate.
+    VerifierOff,
+    /// The fixed detect-then-segment chain: one detection, its box-prompted mask.
+    FixedChain,
 }
 
 impl Default for DetectionConfig {
@@ -48,7 +123,10 @@ impl Default for DetectionConfig {
             voxel_size: 0.01,
             zoom: 2.0,
             refine_margin: 0.25,
-            harness: true,
+            mode: GroundingMode::Harness,
+            max_pairs: 2,
+            min_depth: 0.1,
+            max_depth: 5.0,
         }
     }
 }
@@ -78,6 +156,10 @@ pub struct RouterConfig {
     /// Let the LLM break near-ties (off: take the first). Default on.
     #[garde(skip)]
     pub llm_fallback: bool,
+    /// How much retrieved memories favour the actions they used: an action's expected
+    /// gain is multiplied by `1 + memory_weight · prior`, prior ∈ [0, 1]. Default 0.5.
+    #[garde(range(min = 0.0, max = 10.0))]
+    pub memory_weight: f64,
 }
 
 impl Default for RouterConfig {
@@ -90,6 +172,7 @@ impl Default for RouterConfig {
             near_tie: 0.1,
             persistence: 2,
             llm_fallback: true,
+            memory_weight: 0.5,
         }
     }
 }
@@ -110,6 +193,14 @@ pub struct MemoryConfig {
     /// Entries retrieved to seed the router (N). Default 2.
     #[garde(range(min = 0, max = 100))]
     pub top_n: usize,
+    /// Common-sense priors loaded into an empty memory on first open, relative to the
+    /// config folder. Default `memory/common_sense_priors.yaml`.
+    #[garde(skip)]
+    pub common_sense_seed: PathBuf,
+    /// Parameter samples an experience capsule keeps per parameter for its robust
+    /// ranges. Default 32.
+    #[garde(range(min = 1, max = 10_000))]
+    pub capsule_samples: usize,
 }
 
 impl Default for MemoryConfig {
@@ -119,6 +210,8 @@ impl Default for MemoryConfig {
             common_sense_capacity: 1000,
             episodic_capacity: 80,
             top_n: 2,
+            common_sense_seed: "memory/common_sense_priors.yaml".into(),
+            capsule_samples: 32,
         }
     }
 }

@@ -10,9 +10,15 @@ pub struct AgentConfig {
     #[garde(dive)]
     pub llm: LlmConfig,
     #[garde(dive)]
+    pub vlm: VlmConfig,
+    #[garde(dive)]
     pub limits: AgentLimits,
     #[garde(dive)]
     pub planner: PlannerConfig,
+    /// The robot has a mobile base: offer `go_to` to the model, and call it in the
+    /// offline agent before acting on an object. Default false (tabletop).
+    #[garde(skip)]
+    pub mobile: bool,
 }
 
 /// Which agent drives the tools.
@@ -42,12 +48,20 @@ pub struct LlmConfig {
     /// into a file or a log). Default `OPENAI_API_KEY`; empty for servers without keys.
     #[garde(skip)]
     pub api_key_env: String,
-    /// Per-request timeout, seconds. Default 60.
+    /// Per-request timeout (connecting, sending, the model's answer), seconds. Default 60.
     #[garde(range(min = 0.1, max = 3600.0))]
     pub timeout_s: f64,
-    /// Retries on 429, 5xx and timeouts. Default 3.
+    /// Timeout for opening the connection, seconds. Default 10.
+    #[garde(range(min = 0.1, max = 600.0))]
+    pub connect_timeout_s: f64,
+    /// Retries on 429, 5xx, timeouts and connection errors (never on other 4xx).
+    /// Default 3.
     #[garde(range(max = 20))]
     pub max_retries: u32,
+    /// Longest `Retry-After` the client waits for; a server asking for longer fails the
+    /// request at once with an error that says so. Seconds. Default 60.
+    #[garde(range(min = 0.0, max = 3600.0))]
+    pub retry_after_max_s: f64,
     /// First backoff, seconds; doubles per retry. Default 0.5.
     #[garde(range(min = 0.0, max = 60.0))]
     pub backoff_initial_s: f64,
@@ -57,6 +71,13 @@ pub struct LlmConfig {
     /// Default 0.
     #[garde(range(min = 0.0, max = 2.0))]
     pub temperature: f64,
+    /// `max_tokens` sent with every request; `null` leaves it to the server. Default null.
+    #[garde(inner(range(min = 1)))]
+    pub max_tokens: Option<u32>,
+    /// Mark tool schemas `strict` (OpenAI structured outputs). Off by default because
+    /// not every compatible server accepts the flag. Default false.
+    #[garde(skip)]
+    pub strict_tools: bool,
     /// Price per million prompt tokens, USD, for cost accounting. Default 2.5.
     #[garde(range(min = 0.0))]
     pub usd_per_million_prompt_tokens: f64,
@@ -73,10 +94,14 @@ impl Default for LlmConfig {
             model: "gpt-4o".into(),
             api_key_env: "OPENAI_API_KEY".into(),
             timeout_s: 60.0,
+            connect_timeout_s: 10.0,
             max_retries: 3,
+            retry_after_max_s: 60.0,
             backoff_initial_s: 0.5,
             backoff_max_s: 8.0,
             temperature: 0.0,
+            max_tokens: None,
+            strict_tools: false,
             usd_per_million_prompt_tokens: 2.5,
             usd_per_million_completion_tokens: 10.0,
         }
@@ -96,6 +121,10 @@ pub struct AgentLimits {
     /// Default 2.
     #[garde(range(max = 10))]
     pub max_malformed_replies: u32,
+    /// After a cancel, how long the running tool may take to stop (stop the arm, cancel
+    /// navigation) before the agent stops waiting for it. Seconds. Default 5.
+    #[garde(range(min = 0.0, max = 120.0))]
+    pub cancel_grace_s: f64,
 }
 
 impl Default for AgentLimits {
@@ -104,6 +133,7 @@ impl Default for AgentLimits {
             max_tool_calls: 40,
             max_retries_per_call: 3,
             max_malformed_replies: 2,
+            cancel_grace_s: 5.0,
         }
     }
 }
@@ -111,6 +141,10 @@ impl Default for AgentLimits {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
 #[serde(default, deny_unknown_fields)]
 pub struct PlannerConfig {
+    /// Decompose the goal with the LLM when `llm.backend` is `openai` (off: the
+    /// rule-based parser always). Default true.
+    #[garde(skip)]
+    pub use_llm: bool,
     /// Regenerations with a hint before the rule-based fallback (SPEC §4.1). Default 2.
     #[garde(range(max = 10))]
     pub max_regenerations: u32,
@@ -119,7 +153,69 @@ pub struct PlannerConfig {
 impl Default for PlannerConfig {
     fn default() -> Self {
         Self {
+            use_llm: true,
             max_regenerations: 2,
+        }
+    }
+}
+
+/// How VLM answers are requested as JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JsonResponseFormat {
+    /// `response_format: {type: json_schema, strict: true}` (OpenAI, Gemini, vLLM,
+    /// recent Ollama and llama.cpp); a server that rejects it is asked again with
+    /// `json_object`.
+    JsonSchema,
+    /// `response_format: {type: json_object}`; the schema goes into the prompt.
+    JsonObject,
+    /// No `response_format`; the schema goes into the prompt and the answer is parsed
+    /// and repaired.
+    None,
+}
+
+/// How the VLM gives a part's bounding box.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BboxFormat {
+    /// `[x0, y0, x1, y1]` in pixels of the image sent.
+    Pixels,
+    /// `[ymin, xmin, ymax, xmax]` scaled to 0–1000 (Gemini's native convention).
+    Normalized1000Yx,
+}
+
+/// The vision-language model behind `RetrievalVlm`, `AffordanceVlm` and `OutcomeVlm`
+/// (the same server as `llm`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct VlmConfig {
+    /// Model name; empty uses `llm.model`. Default empty.
+    #[garde(skip)]
+    pub model: String,
+    /// Default `json_schema`.
+    #[garde(skip)]
+    pub response_format: JsonResponseFormat,
+    /// Default `pixels`.
+    #[garde(skip)]
+    pub bbox_format: BboxFormat,
+    /// Times an unusable answer is re-asked before the question fails (SPEC §4.2: retry
+    /// once, then fall back). Default 1.
+    #[garde(range(max = 5))]
+    pub max_repairs: u32,
+    /// Images larger than this on their longer side are scaled down before sending,
+    /// pixels. Default 1024.
+    #[garde(range(min = 16, max = 8192))]
+    pub max_image_side: u32,
+}
+
+impl Default for VlmConfig {
+    fn default() -> Self {
+        Self {
+            model: String::new(),
+            response_format: JsonResponseFormat::JsonSchema,
+            bbox_format: BboxFormat::Pixels,
+            max_repairs: 1,
+            max_image_side: 1024,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! `sim_node`: the embedded simulator standing in for the robot, Gazebo, MoveIt 2 and
 //! Nav2.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use garde::Validate;
@@ -19,8 +20,18 @@ pub struct SimConfig {
     /// possible. Default 0.
     #[garde(range(min = 0.0, max = 100.0))]
     pub real_time_factor: f64,
+    /// Where the base starts: x, y (metres, map frame) and heading (degrees). Default
+    /// `[0, 0, 0]`; scenarios set their own.
+    #[garde(custom(finite3))]
+    pub start_pose: [f32; 3],
     #[garde(dive)]
     pub camera: SimCameraConfig,
+    #[garde(dive)]
+    pub base: SimBaseConfig,
+    #[garde(dive)]
+    pub arm: SimArmConfig,
+    #[garde(dive)]
+    pub effects: SimEffectsConfig,
 }
 
 impl Default for SimConfig {
@@ -29,8 +40,128 @@ impl Default for SimConfig {
             world: "worlds/tabletop.yaml".into(),
             seed: 0,
             real_time_factor: 0.0,
+            start_pose: [0.0, 0.0, 0.0],
             camera: SimCameraConfig::default(),
+            base: SimBaseConfig::default(),
+            arm: SimArmConfig::default(),
+            effects: SimEffectsConfig::default(),
         }
+    }
+}
+
+fn finite3(v: &[f32; 3], _: &()) -> garde::Result {
+    if v.iter().all(|x| x.is_finite()) {
+        Ok(())
+    } else {
+        Err(garde::Error::new("every value must be a finite number"))
+    }
+}
+
+/// The mobile base: occupancy grid, planner and controller.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct SimBaseConfig {
+    /// Occupancy grid cell size, metres. Default 0.05.
+    #[garde(range(min = 0.01, max = 0.5))]
+    pub resolution: f32,
+    /// Geometry from this height up blocks the base, metres. Default 0.02.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub obstacle_min_height: f32,
+    /// Geometry up to this height blocks the base, metres. Default 1.6.
+    #[garde(range(min = 0.1, max = 3.0))]
+    pub obstacle_max_height: f32,
+    /// Beyond the footprint, path cost decays to zero over this distance, metres.
+    /// Default 0.3.
+    #[garde(range(min = 0.0, max = 2.0))]
+    pub cost_distance: f32,
+    /// Driving speed, m/s. Default 0.5.
+    #[garde(range(min = 0.01, max = 3.0))]
+    pub max_speed: f32,
+    /// Turning rate, rad/s. Default 1.0.
+    #[garde(range(min = 0.01, max = 6.0))]
+    pub max_turn_rate: f32,
+    /// Controller period (one simulation step of the base), seconds. Default 0.1.
+    #[garde(range(min = 0.001, max = 1.0))]
+    pub control_period_s: f32,
+}
+
+impl Default for SimBaseConfig {
+    fn default() -> Self {
+        Self {
+            resolution: 0.05,
+            obstacle_min_height: 0.02,
+            obstacle_max_height: 1.6,
+            cost_distance: 0.3,
+            max_speed: 0.5,
+            max_turn_rate: 1.0,
+            control_period_s: 0.1,
+        }
+    }
+}
+
+/// Arm and gripper execution.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct SimArmConfig {
+    /// Largest joint change per simulation step while executing a trajectory, radians
+    /// (effects such as button presses are checked at every step). Default 0.005.
+    #[garde(range(min = 0.0005, max = 0.1))]
+    pub execution_step_rad: f64,
+    /// Finger speed, m/s. Default 0.1.
+    #[garde(range(min = 0.001, max = 1.0))]
+    pub gripper_speed: f32,
+}
+
+impl Default for SimArmConfig {
+    fn default() -> Self {
+        Self {
+            execution_step_rad: 0.005,
+            gripper_speed: 0.1,
+        }
+    }
+}
+
+/// How robot commands act on the world.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+#[garde(allow_unvalidated)]
+pub struct SimEffectsConfig {
+    /// Pad rays (of 25 per finger) that must meet an object for the grasp to hold.
+    /// Default 2.
+    #[garde(range(min = 1, max = 25))]
+    pub min_pad_contacts: usize,
+    /// How far the tool may stray from a handle or plug it grips before the grip slips,
+    /// metres. Default 0.03.
+    #[garde(range(min = 0.001, max = 0.5))]
+    pub slip_distance: f32,
+    /// Margin around a handle within which a free fingertip hooks it, metres. Default
+    /// 0.02.
+    #[garde(range(min = 0.0, max = 0.2))]
+    pub hook_margin: f32,
+    /// A failed grasp pushes the object this far, uniformly in [min, max] metres.
+    /// Default [0.02, 0.06].
+    #[garde(custom(ordered_range))]
+    pub failed_grasp_displacement: [f32; 2],
+}
+
+impl Default for SimEffectsConfig {
+    fn default() -> Self {
+        Self {
+            min_pad_contacts: 2,
+            slip_distance: 0.03,
+            hook_margin: 0.02,
+            failed_grasp_displacement: [0.02, 0.06],
+        }
+    }
+}
+
+fn ordered_range(v: &[f32; 2], _: &()) -> garde::Result {
+    if v[0].is_finite() && v[1].is_finite() && 0.0 <= v[0] && v[0] <= v[1] && v[1] <= 1.0 {
+        Ok(())
+    } else {
+        Err(garde::Error::new(
+            "must be [min, max] with 0 <= min <= max <= 1",
+        ))
     }
 }
 
@@ -55,6 +186,13 @@ pub struct SimCameraConfig {
     /// Publishing rate of the sim node's camera topics, Hz. Default 5.
     #[garde(range(min = 0.1, max = 120.0))]
     pub rate_hz: f64,
+    /// Depth readings beyond this are "no reading", metres. Default 10.
+    #[garde(range(min = 0.5, max = 100.0))]
+    pub max_range: f32,
+    /// Camera name → optical frame of the robot description. Default `head` →
+    /// `head_camera_optical_frame`, `wrist` → `wrist_camera_optical_frame`.
+    #[garde(length(min = 1))]
+    pub frames: BTreeMap<String, String>,
 }
 
 impl Default for SimCameraConfig {
@@ -66,6 +204,12 @@ impl Default for SimCameraConfig {
             depth_noise_std: 0.0,
             depth_dropout: 0.0,
             rate_hz: 5.0,
+            max_range: 10.0,
+            frames: [
+                ("head".to_owned(), "head_camera_optical_frame".to_owned()),
+                ("wrist".to_owned(), "wrist_camera_optical_frame".to_owned()),
+            ]
+            .into(),
         }
     }
 }

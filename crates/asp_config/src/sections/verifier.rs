@@ -44,6 +44,18 @@ pub struct GateConfig {
     /// Skill-call budget B per grounding. Default 3.
     #[garde(range(min = 1, max = 20))]
     pub budget: u32,
+    /// A localiser (box/point producer) counts as confident for κ's "corroborated by a
+    /// confident localiser" at this self-confidence. Default 0.5.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub confident_localizer: f64,
+    /// A box and a mask are "in the same ROI" for ω when at least this share of the box
+    /// lies inside both records' ROIs. Default 0.9.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub same_roi_coverage: f64,
+    /// Whole-object skills (grasp, place, drop) need at least this many map points on the
+    /// object to commit. Default 30.
+    #[garde(range(min = 1, max = 1_000_000))]
+    pub min_object_points: usize,
 }
 
 impl Default for GateConfig {
@@ -57,6 +69,9 @@ impl Default for GateConfig {
             weights: SufficiencyWeights::default(),
             corroboration_iou: 0.5,
             budget: 3,
+            confident_localizer: 0.5,
+            same_roi_coverage: 0.9,
+            min_object_points: 30,
         }
     }
 }
@@ -136,6 +151,14 @@ pub struct OutcomeConfig {
     /// Tolerance for "on"/"in" checks, metres. Default 0.03.
     #[garde(range(min = 0.0, max = 1.0))]
     pub contact_tolerance: f32,
+    /// After place, the tool must be at least this far from the placed object, metres.
+    /// Default 0.05.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub gripper_clearance: f32,
+    /// "Fully" opened/closed: within this fraction of the joint range from the limit.
+    /// Default 0.1.
+    #[garde(range(min = 0.0, max = 0.5))]
+    pub articulation_tolerance: f32,
 }
 
 impl Default for OutcomeConfig {
@@ -144,6 +167,8 @@ impl Default for OutcomeConfig {
             backend: OutcomeBackend::Geometric,
             lift_height: 0.02,
             contact_tolerance: 0.03,
+            gripper_clearance: 0.05,
+            articulation_tolerance: 0.1,
         }
     }
 }

@@ -1,0 +1,430 @@
+//! The offline agent: no model server. It plans with the rule-based parser and drives
+//! the same tools through the same [`GoalRuntime`] (guards, retry limit, call cap,
+//! remapping, state publication, events) as the LLM agent.
+//!
+//! Per subtask:
+//! - every object phrase is resolved to a key: `object_retrieval` of the phrase's query
+//!   (category and attributes), then, when the phrase singles one out by place or size
+//!   ("near the tomato", "left", "biggest", "closest"), the spatial tools choose among
+//!   the candidates;
+//! - pick up → `grasp` (or `interact` with the subtask's action, e.g. "pull the power
+//!   adapter out of the socket", "grasp the mug by its handle");
+//! - place on → `place`, place in → `drop` (whichever is allowed if one is not), after
+//!   resolving the location;
+//! - open / close / turn on / turn off → `interact` with the subtask's action (or "open
+//!   the drawer", …);
+//! - with `agent_node.mobile`, `go_to(obj, action)` first.
+//!
+//! A failed step is retried (after re-resolving objects the inventory lost) while the
+//! failure is retryable or asks for a remap, up to `limits.max_retries_per_call` times.
+//!
+//! What it cannot do (it reads the goal literally): goals that need commonsense
+//! inference not in the text ("I'm thirsty", "tidy up", "make coffee", "put the fruit
+//! away" — which objects, where?); quantifiers and sets ("all the cups", "every red
+//! block") — it handles the objects it is given one by one, up to those named; negation
+//! and exclusion ("the cup that is not red"); ordinals and counting ("the second cup
+//! from the left", "three apples"); chained relations ("the cup left of the bowl near the
+//! plate": only the first relation is used); conditions ("if the drawer is open, close
+//! it"); placements other than on/in ("next to", "under", "in front of"); verbs outside
+//! its lexicon (pour, wipe, stir, fold, cut, hand over); and recovery that needs new
+//! steps (moving an obstacle, emptying the gripper of something the goal does not
+//! mention).
+
+use std::collections::HashMap;
+
+use asp_core::{ObjectKey, Skill};
+
+use crate::events::{GoalError, GoalErrorCode};
+use crate::llm_agent::DriveEnd;
+use crate::planner::rules::{Relation, parse_object_phrase};
+use crate::planner::{Plan, Preposition, Subtask, Verb};
+use crate::runtime::{CallOutcome, GoalRuntime, Stop};
+use crate::tools::{ToolName, ToolRequest};
+
+/// Why a subtask step did not work.
+enum StepError {
+    /// The runtime ended the goal.
+    Stop(Stop),
+    /// The step failed; `retryable` when trying again may help.
+    Failed { message: String, retryable: bool },
+}
+
+impl From<Stop> for StepError {
+    fn from(s: Stop) -> Self {
+        StepError::Stop(s)
+    }
+}
+
+type Step<T> = Result<T, StepError>;
+
+struct Offline<'r, 'a> {
+    rt: &'r mut GoalRuntime<'a>,
+    /// Object phrase → key, while the key is in the inventory.
+    resolved: HashMap<String, ObjectKey>,
+    next_call: u32,
+}
+
+/// Runs the plan's subtasks in order.
+pub(crate) async fn drive(rt: &mut GoalRuntime<'_>, plan: &Plan) -> DriveEnd {
+    let mut agent = Offline {
+        rt,
+        resolved: HashMap::new(),
+        next_call: 0,
+    };
+    let max_retries = agent.rt.settings.max_retries_per_call;
+    let mut done = Vec::new();
+    for (i, st) in plan.subtasks.iter().enumerate() {
+        let mut failures = 0;
+        loop {
+            match agent.subtask(st).await {
+                Ok(()) => break,
+                Err(StepError::Stop(stop)) => return DriveEnd::Stopped(stop),
+                Err(StepError::Failed { message, retryable }) => {
+                    failures += 1;
+                    if !retryable || failures > max_retries {
+                        let tries = if retryable {
+                            format!(" after {failures} attempts")
+                        } else {
+                            String::new()
+                        };
+                        let error = GoalError {
+                            code: GoalErrorCode::SubtaskFailed,
+                            message: format!("subtask {} \"{st}\" failed{tries}: {message}", i + 1),
+                        };
+                        let summary = format!("{}; {}", error.message, summary(&done));
+                        return DriveEnd::Failed(error, summary);
+                    }
+                }
+            }
+        }
+        done.push(st.to_string());
+    }
+    DriveEnd::Completed(summary(&done))
+}
+
+fn summary(done: &[String]) -> String {
+    if done.is_empty() {
+        "no subtask completed".into()
+    } else {
+        format!("completed {} subtask(s): {}", done.len(), done.join("; "))
+    }
+}
+
+impl Offline<'_, '_> {
+    async fn call(&mut self, req: ToolRequest) -> Step<CallOutcome> {
+        self.next_call += 1;
+        let id = format!("offline_{}", self.next_call);
+        Ok(self.rt.call(&id, req).await?)
+    }
+
+    /// Calls and requires success.
+    async fn must(&mut self, req: ToolRequest) -> Step<CallOutcome> {
+        let out = self.call(req).await?;
+        if out.output.success {
+            Ok(out)
+        } else {
+            let retryable = out
+                .output
+                .failure
+                .as_ref()
+                .is_some_and(|f| f.retryable || f.needs_remap);
+            Err(StepError::Failed {
+                message: out.output.feedback_msg,
+                retryable,
+            })
+        }
+    }
+
+    fn allowed(&self, skill: Skill) -> bool {
+        self.rt.offered().contains(&ToolName::Skill(skill))
+    }
+
+    async fn subtask(&mut self, st: &Subtask) -> Step<()> {
+        match st.verb {
+            Verb::PickUp => {
+                let key = self.resolve(&st.object).await?;
+                if self.rt.state.held_object.as_ref() == Some(&key) {
+                    return Ok(());
+                }
+                if let Some(held) = self.rt.state.held_object.clone() {
+                    return Err(StepError::Failed {
+                        message: format!(
+                            "the gripper holds {held} and the goal does not say where to put it"
+                        ),
+                        retryable: false,
+                    });
+                }
+                let action = st
+                    .action
+                    .clone()
+                    .unwrap_or_else(|| format!("pick up the {}", st.object));
+                self.approach(&key, &action).await?;
+                let req = match &st.action {
+                    Some(a) => ToolRequest::Interact {
+                        obj: key,
+                        action: a.clone(),
+                    },
+                    None => ToolRequest::Skill {
+                        skill: Skill::Grasp,
+                        obj: key,
+                    },
+                };
+                self.must(req).await?;
+                Ok(())
+            }
+            Verb::Place => {
+                let held = self
+                    .rt
+                    .state
+                    .held_object
+                    .clone()
+                    .ok_or_else(|| StepError::Failed {
+                        message: format!(
+                            "nothing is held to place; the {} was not picked up",
+                            st.object
+                        ),
+                        retryable: false,
+                    })?;
+                let location = st.location.clone().unwrap_or_default();
+                // the drop target is the part when one is named ("top drawer")
+                let target_phrase = st.location_part.clone().unwrap_or(location);
+                let target = self.resolve(&target_phrase).await?;
+                if target == held {
+                    return Err(StepError::Failed {
+                        message: format!(
+                            "the location {target_phrase:?} resolved to the held object {held}"
+                        ),
+                        retryable: false,
+                    });
+                }
+                let wanted = match st.preposition {
+                    Some(Preposition::In) => Skill::Drop,
+                    _ => Skill::Place,
+                };
+                let other = if wanted == Skill::Drop {
+                    Skill::Place
+                } else {
+                    Skill::Drop
+                };
+                let skill = if self.allowed(wanted) || !self.allowed(other) {
+                    wanted
+                } else {
+                    other
+                };
+                self.approach(
+                    &target,
+                    &format!("{skill} the held object on the {target_phrase}"),
+                )
+                .await?;
+                self.must(ToolRequest::Skill { skill, obj: target }).await?;
+                Ok(())
+            }
+            Verb::Open | Verb::Close | Verb::TurnOn | Verb::TurnOff => {
+                let key = self.resolve(&st.object).await?;
+                let action = st.action.clone().unwrap_or_else(|| {
+                    let what = st.part.as_deref().unwrap_or(&st.object);
+                    format!("{} the {what}", st.verb.phrase())
+                });
+                self.approach(&key, &action).await?;
+                self.must(ToolRequest::Interact { obj: key, action })
+                    .await?;
+                Ok(())
+            }
+        }
+    }
+
+    /// `go_to` first on a mobile robot.
+    async fn approach(&mut self, key: &ObjectKey, action: &str) -> Step<()> {
+        if self.rt.settings.mobile {
+            self.must(ToolRequest::GoTo {
+                obj: key.clone(),
+                action: action.to_owned(),
+            })
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Retrieves the objects the phrase's query names and picks one by its relation.
+    async fn resolve(&mut self, phrase: &str) -> Step<ObjectKey> {
+        if let Some(k) = self.resolved.get(phrase)
+            && self.rt.state.in_inventory(k)
+        {
+            return Ok(k.clone());
+        }
+        let p = parse_object_phrase(phrase);
+        let candidates = self.retrieve(&p.query).await?;
+        let key = match (&p.relation, candidates.as_slice()) {
+            (_, []) => {
+                return Err(StepError::Failed {
+                    message: format!("nothing matched {:?}", p.query),
+                    retryable: false,
+                });
+            }
+            (_, [only]) => only.clone(),
+            (None, [first, ..]) => first.clone(),
+            (Some(rel), _) => self.choose(rel.clone(), candidates).await?,
+        };
+        self.resolved.insert(phrase.to_owned(), key.clone());
+        Ok(key)
+    }
+
+    /// A reference object of a relation ("the tomato" in "the egg near the tomato"): the
+    /// best retrieval match; its own relations are not followed.
+    async fn resolve_reference(&mut self, phrase: &str) -> Step<ObjectKey> {
+        if let Some(k) = self.resolved.get(phrase)
+            && self.rt.state.in_inventory(k)
+        {
+            return Ok(k.clone());
+        }
+        let query = parse_object_phrase(phrase).query;
+        let key = self
+            .retrieve(&query)
+            .await?
+            .into_iter()
+            .next()
+            .ok_or_else(|| StepError::Failed {
+                message: format!("nothing matched {query:?}"),
+                retryable: false,
+            })?;
+        self.resolved.insert(phrase.to_owned(), key.clone());
+        Ok(key)
+    }
+
+    async fn retrieve(&mut self, query: &str) -> Step<Vec<ObjectKey>> {
+        self.must(ToolRequest::ObjectRetrieval {
+            query: query.to_owned(),
+        })
+        .await?;
+        Ok(self.rt.last_retrieval.clone())
+    }
+
+    async fn number(&mut self, req: ToolRequest) -> Step<f64> {
+        let out = self.must(req).await?;
+        match out.output.output {
+            asp_core::ToolValue::Number(n) => Ok(n),
+            other => Err(StepError::Failed {
+                message: format!("expected a number, got {other:?}"),
+                retryable: false,
+            }),
+        }
+    }
+
+    async fn truth(&mut self, req: ToolRequest) -> Step<bool> {
+        let out = self.must(req).await?;
+        match out.output.output {
+            asp_core::ToolValue::Bool(b) => Ok(b),
+            other => Err(StepError::Failed {
+                message: format!("expected a truth value, got {other:?}"),
+                retryable: false,
+            }),
+        }
+    }
+
+    /// The candidate that fits the relation best.
+    async fn choose(&mut self, rel: Relation, candidates: Vec<ObjectKey>) -> Step<ObjectKey> {
+        let far = matches!(rel, Relation::FarFrom(_));
+        let left = matches!(rel, Relation::LeftOf(_));
+        match rel {
+            Relation::Near(r) | Relation::FarFrom(r) => {
+                let reference = self.resolve_reference(&r).await?;
+                let mut best: Option<(f64, ObjectKey)> = None;
+                for c in candidates.into_iter().filter(|c| *c != reference) {
+                    let d = self
+                        .number(ToolRequest::DistanceBetween {
+                            a: c.clone(),
+                            b: reference.clone(),
+                        })
+                        .await?;
+                    let better = best
+                        .as_ref()
+                        .is_none_or(|(bd, _)| if far { d > *bd } else { d < *bd });
+                    if better {
+                        best = Some((d, c));
+                    }
+                }
+                best.map(|(_, k)| k).ok_or_else(|| StepError::Failed {
+                    message: format!("the only candidate is the reference object {reference}"),
+                    retryable: false,
+                })
+            }
+            Relation::LeftOf(r) | Relation::RightOf(r) => {
+                let reference = self.resolve_reference(&r).await?;
+                for c in candidates.into_iter().filter(|c| *c != reference) {
+                    let req = if left {
+                        ToolRequest::LeftOf {
+                            a: c.clone(),
+                            b: reference.clone(),
+                        }
+                    } else {
+                        ToolRequest::RightOf {
+                            a: c.clone(),
+                            b: reference.clone(),
+                        }
+                    };
+                    if self.truth(req).await? {
+                        return Ok(c);
+                    }
+                }
+                Err(StepError::Failed {
+                    message: format!(
+                        "no candidate is {} of {reference}",
+                        if left { "left" } else { "right" }
+                    ),
+                    retryable: false,
+                })
+            }
+            Relation::Leftmost | Relation::Rightmost => {
+                let left = rel == Relation::Leftmost;
+                let mut iter = candidates.into_iter();
+                let mut best = iter.next().ok_or_else(|| StepError::Failed {
+                    message: "no candidates".into(),
+                    retryable: false,
+                })?;
+                for c in iter {
+                    let req = if left {
+                        ToolRequest::LeftOf {
+                            a: c.clone(),
+                            b: best.clone(),
+                        }
+                    } else {
+                        ToolRequest::RightOf {
+                            a: c.clone(),
+                            b: best.clone(),
+                        }
+                    };
+                    if self.truth(req).await? {
+                        best = c;
+                    }
+                }
+                Ok(best)
+            }
+            Relation::Largest | Relation::Smallest | Relation::Closest | Relation::Farthest => {
+                let mut best: Option<(f64, ObjectKey)> = None;
+                for c in candidates {
+                    let (v, larger_wins) = match rel {
+                        Relation::Largest | Relation::Smallest => (
+                            self.number(ToolRequest::SizeOf { obj: c.clone() }).await?,
+                            rel == Relation::Largest,
+                        ),
+                        _ => (
+                            self.number(ToolRequest::DistanceTo { obj: c.clone() })
+                                .await?,
+                            rel == Relation::Farthest,
+                        ),
+                    };
+                    let better = best
+                        .as_ref()
+                        .is_none_or(|(bv, _)| if larger_wins { v > *bv } else { v < *bv });
+                    if better {
+                        best = Some((v, c));
+                    }
+                }
+                best.map(|(_, k)| k).ok_or_else(|| StepError::Failed {
+                    message: "no candidates".into(),
+                    retryable: false,
+                })
+            }
+        }
+    }
+}

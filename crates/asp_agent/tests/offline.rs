@@ -1,0 +1,361 @@
+//! The offline agent on representative table-top goals, with the in-memory world: the
+//! loop (planning, retrieval with spatial disambiguation, skills, interact, retries,
+//! remapping, guards, cancellation, the call cap) is what is under test.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use asp_agent::testing::TableWorld;
+use asp_agent::{AgentEvent, GoalErrorCode, GoalStatus, Guard, ToolFailure};
+use asp_core::{Failure, FailureKind, Skill};
+use common::*;
+use tokio_util::sync::CancellationToken;
+
+fn world() -> Arc<TableWorld> {
+    Arc::new(TableWorld::tabletop())
+}
+
+async fn solve(goal: &str) -> (Arc<TableWorld>, asp_agent::GoalReport) {
+    let w = world();
+    let (agent, _) = offline_agent(w.clone(), settings());
+    let report = run(&agent, goal).await;
+    assert!(
+        report.status.is_completed(),
+        "{goal:?}: {:?}: {}\n{:#?}",
+        report.status,
+        report.summary,
+        trace(&report)
+    );
+    (w, report)
+}
+
+fn error_code(report: &asp_agent::GoalReport) -> GoalErrorCode {
+    match &report.status {
+        GoalStatus::Failed { error } => error.code,
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn pick_up_the_mug() {
+    let (w, report) = solve("pick up the mug").await;
+    assert_eq!(w.held().as_deref(), Some("mug"));
+    assert_eq!(w.calls(), vec!["object_retrieval(mug)", "grasp(mug_0)"]);
+    assert_eq!(report.final_state.held_object.unwrap().as_str(), "mug_0");
+    assert_eq!(report.usage.requests, 0, "no model");
+}
+
+#[tokio::test]
+async fn pick_and_place_uses_drop_for_in_and_place_for_on() {
+    let (w, _) = solve("put the mug in the bowl").await;
+    assert_eq!(
+        w.object("mug").unwrap().resting,
+        Some(("in".into(), "bowl".into()))
+    );
+    assert!(w.calls().contains(&"drop(bowl_0)".to_owned()));
+    let (w, _) = solve("place the mug on the plate").await;
+    assert_eq!(
+        w.object("mug").unwrap().resting,
+        Some(("on".into(), "plate".into()))
+    );
+    assert!(w.calls().contains(&"place(plate_0)".to_owned()));
+    assert_eq!(w.held(), None);
+}
+
+#[tokio::test]
+async fn spatial_disambiguation_near() {
+    let (w, _) = solve("put the egg that is near the tomato in the pan").await;
+    // egg_a lies next to the tomato; egg_b is across the table
+    assert_eq!(
+        w.object("egg_a").unwrap().resting,
+        Some(("in".into(), "pan".into()))
+    );
+    assert_eq!(w.object("egg_b").unwrap().resting, None);
+    let calls = w.calls();
+    assert!(
+        calls.contains(&"object_retrieval(tomato)".to_owned()),
+        "{calls:?}"
+    );
+    assert_eq!(
+        calls
+            .iter()
+            .filter(|c| c.starts_with("distance_between"))
+            .count(),
+        2
+    );
+}
+
+#[tokio::test]
+async fn spatial_disambiguation_left_right_and_size() {
+    let (w, _) = solve("pick up the left cup").await;
+    assert_eq!(w.held().as_deref(), Some("cup_left"));
+    let (w, _) = solve("pick up the cup on the right").await;
+    assert_eq!(w.held().as_deref(), Some("cup_right"));
+    let (w, _) = solve("put the small box in the big box").await;
+    assert_eq!(
+        w.object("box_small").unwrap().resting,
+        Some(("in".into(), "box_big".into()))
+    );
+    let sizes = w
+        .calls()
+        .iter()
+        .filter(|c| c.starts_with("size_of"))
+        .count();
+    assert_eq!(sizes, 4, "two candidates, two relations");
+    let (w, _) = solve("pick up the closest egg").await;
+    assert_eq!(w.held().as_deref(), Some("egg_b"));
+}
+
+#[tokio::test]
+async fn interact_goals_of_the_study() {
+    let (w, _) = solve("ring the desk bell").await;
+    assert_eq!(w.object("bell").unwrap().presses, 1);
+    assert_eq!(
+        w.calls().last().unwrap(),
+        "interact(desk_bell_0, press the bell button)"
+    );
+
+    let (w, _) = solve("unplug the power adapter").await;
+    assert_eq!(w.object("adapter").unwrap().plugged, Some(false));
+    assert_eq!(w.held().as_deref(), Some("adapter"));
+
+    let (w, _) = solve("remove the thumbtack from the board").await;
+    assert_eq!(w.object("thumbtack").unwrap().plugged, Some(false));
+
+    let (w, _) = solve("press the space bar on the keyboard").await;
+    assert_eq!(w.object("keyboard").unwrap().presses, 1);
+
+    let (w, _) = solve("dial 911 on the phone").await;
+    assert_eq!(w.object("phone").unwrap().presses, 1);
+
+    let (w, _) = solve("type hello on the keyboard").await;
+    assert_eq!(w.object("keyboard").unwrap().presses, 1);
+
+    let (w, _) = solve("turn on the lamp").await;
+    assert_eq!(w.object("lamp").unwrap().on, Some(true));
+
+    let (w, _) = solve("pick up the mug by the handle").await;
+    assert_eq!(w.held().as_deref(), Some("mug"));
+    assert!(
+        w.calls()
+            .last()
+            .unwrap()
+            .contains("grasp the mug by its handle")
+    );
+}
+
+#[tokio::test]
+async fn drawer_goals_open_first() {
+    let (w, _) = solve("open the drawer").await;
+    assert_eq!(w.object("drawer").unwrap().open, Some(true));
+    // implied open before the drop; the closed drawer would refuse the mug
+    let (w, report) = solve("put the mug in the drawer").await;
+    assert_eq!(w.object("drawer").unwrap().open, Some(true));
+    assert_eq!(
+        w.object("mug").unwrap().resting,
+        Some(("in".into(), "drawer".into()))
+    );
+    assert_eq!(report.plan.unwrap().subtasks.len(), 3);
+    let (w, _) = solve("open the drawer, put the mug in it and close the drawer").await;
+    assert_eq!(w.object("drawer").unwrap().open, Some(false));
+    assert_eq!(
+        w.object("mug").unwrap().resting,
+        Some(("in".into(), "drawer".into()))
+    );
+}
+
+#[tokio::test]
+async fn several_objects_in_one_goal() {
+    let (w, _) = solve("put the white egg and the brown egg in the bowl").await;
+    for egg in ["egg_a", "egg_b"] {
+        assert_eq!(
+            w.object(egg).unwrap().resting,
+            Some(("in".into(), "bowl".into()))
+        );
+    }
+}
+
+#[tokio::test]
+async fn what_it_cannot_do_fails_clearly() {
+    let w = world();
+    let (agent, _) = offline_agent(w.clone(), settings());
+    let r = run(&agent, "make me a coffee").await;
+    assert_eq!(error_code(&r), GoalErrorCode::Unplannable);
+    assert!(r.summary.contains("no known verb"), "{}", r.summary);
+    let r = run(&agent, "pick up the giraffe").await;
+    assert_eq!(error_code(&r), GoalErrorCode::SubtaskFailed);
+    assert!(
+        r.summary.contains("no object matching \"giraffe\""),
+        "{}",
+        r.summary
+    );
+    assert!(w.calls().iter().all(|c| !c.starts_with("grasp")));
+}
+
+#[tokio::test]
+async fn retryable_failures_are_retried() {
+    let w = world();
+    w.fail_next(
+        "grasp",
+        ToolFailure::new(FailureKind::Planning, "no plan")
+            .with_failure(Failure::new(FailureKind::Planning).retryable()),
+    );
+    let (agent, _) = offline_agent(w.clone(), settings());
+    let r = run(&agent, "pick up the mug").await;
+    assert!(r.status.is_completed(), "{}", r.summary);
+    assert_eq!(
+        w.calls().iter().filter(|c| c.starts_with("grasp")).count(),
+        2
+    );
+    assert_eq!(w.held().as_deref(), Some("mug"));
+}
+
+#[tokio::test]
+async fn lost_objects_are_found_again_after_a_remap_and_retries_are_capped() {
+    // the cork board cannot be lifted: every grasp loses track of objects
+    let w = world();
+    let (agent, rec) = offline_agent(w.clone(), settings());
+    let r = run(&agent, "pick up the cork board").await;
+    assert_eq!(error_code(&r), GoalErrorCode::SubtaskFailed);
+    assert!(r.summary.contains("after 4 attempts"), "{}", r.summary);
+    assert_eq!(
+        w.calls().iter().filter(|c| c.starts_with("grasp")).count(),
+        4
+    );
+    assert_eq!(w.remaps(), 3, "rebuilt before each new retrieval");
+    // each retry used the key of the new map
+    let grasps: Vec<String> = w
+        .calls()
+        .into_iter()
+        .filter(|c| c.starts_with("grasp"))
+        .collect();
+    assert_eq!(
+        grasps,
+        [
+            "grasp(cork_board_0)",
+            "grasp(cork_board_1)",
+            "grasp(cork_board_2)",
+            "grasp(cork_board_3)"
+        ]
+    );
+    assert!(rec.states().iter().any(|s| s.inventory.is_empty()));
+}
+
+#[tokio::test]
+async fn allowed_skills_are_respected() {
+    // no drop: "in" falls back to place
+    let w = world();
+    let mut s = settings();
+    s.allowed_skills = vec![Skill::Grasp, Skill::Place];
+    let (agent, _) = offline_agent(w.clone(), s);
+    let r = run(&agent, "put the mug in the bowl").await;
+    assert!(r.status.is_completed(), "{}", r.summary);
+    assert!(w.calls().contains(&"place(bowl_0)".to_owned()));
+
+    // no grasp at all: refused by the guard, never reaching the world
+    let w = world();
+    let mut s = settings();
+    s.allowed_skills = vec![Skill::Place, Skill::Drop];
+    let (agent, _) = offline_agent(w.clone(), s);
+    let r = run(&agent, "pick up the mug").await;
+    assert_eq!(error_code(&r), GoalErrorCode::SubtaskFailed);
+    assert!(r.summary.contains("allowed_skills"), "{}", r.summary);
+    assert_eq!(guards(&r), vec![Guard::NotAllowed]);
+    assert_eq!(w.calls(), vec!["object_retrieval(mug)"]);
+}
+
+#[tokio::test]
+async fn mobile_robots_go_to_the_object_first() {
+    let w = world();
+    let mut s = settings();
+    s.mobile = true;
+    let (agent, _) = offline_agent(w.clone(), s);
+    let r = run(&agent, "ring the desk bell").await;
+    assert!(r.status.is_completed(), "{}", r.summary);
+    assert_eq!(
+        w.calls(),
+        vec![
+            "object_retrieval(desk bell)",
+            "go_to(desk_bell_0, press the bell button)",
+            "interact(desk_bell_0, press the bell button)"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn holding_something_else_is_not_silently_dropped() {
+    let w = world();
+    let (agent, _) = offline_agent(w.clone(), settings());
+    assert!(run(&agent, "pick up the mug").await.status.is_completed());
+    let r = run(&agent, "pick up the bowl").await;
+    assert_eq!(error_code(&r), GoalErrorCode::SubtaskFailed);
+    assert!(r.summary.contains("holds mug_0"), "{}", r.summary);
+    assert_eq!(w.held().as_deref(), Some("mug"));
+}
+
+#[tokio::test]
+async fn the_call_cap_applies_offline() {
+    let w = world();
+    let mut s = settings();
+    s.max_tool_calls = 2;
+    let (agent, _) = offline_agent(w.clone(), s);
+    let r = run(&agent, "put the mug in the bowl").await;
+    assert_eq!(error_code(&r), GoalErrorCode::ToolCallCap);
+    assert_eq!(w.calls().len(), 2);
+}
+
+#[tokio::test]
+async fn cancel_stops_the_offline_agent_mid_skill() {
+    let w = world();
+    w.set_skill_delay(Duration::from_secs(60), true);
+    let (agent, rec) = offline_agent(w.clone(), settings());
+    let agent = Arc::new(agent);
+    let cancel = CancellationToken::new();
+    let task = {
+        let (agent, cancel) = (agent.clone(), cancel.clone());
+        tokio::spawn(async move { agent.run_goal("g", "put the mug in the bowl", cancel).await })
+    };
+    while !w.calls().iter().any(|c| c.starts_with("grasp")) {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    cancel.cancel();
+    let r = task.await.unwrap();
+    assert_eq!(r.status, GoalStatus::Cancelled);
+    assert_eq!(w.cancelled_calls(), 1);
+    // nothing after the cancelled grasp
+    assert!(w.calls().last().unwrap().starts_with("grasp"));
+    match rec.events().last() {
+        Some(AgentEvent::GoalFinished { status, .. }) => assert_eq!(*status, GoalStatus::Cancelled),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn events_and_states_match_the_calls() {
+    let w = world();
+    let (agent, rec) = offline_agent(w.clone(), settings());
+    let r = run(&agent, "put the mug in the bowl").await;
+    assert!(r.status.is_completed());
+    // one published state per call, the last equal to the final state
+    assert_eq!(rec.states().len() as u32, r.tool_calls);
+    assert_eq!(rec.states().last().unwrap(), &r.final_state);
+    let indices: Vec<u32> = r
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolFinished { index, .. } => Some(*index),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(indices, (1..=r.tool_calls).collect::<Vec<_>>());
+    // the events serialise for reports, tagged by kind
+    let line = serde_json::to_value(&r.events[0]).unwrap();
+    assert_eq!(line["event"], "goal_started");
+    assert_eq!(line["agent"], "offline");
+    let back: Vec<AgentEvent> =
+        serde_json::from_value(serde_json::to_value(&r.events).unwrap()).unwrap();
+    assert_eq!(back, r.events);
+}

@@ -1,0 +1,290 @@
+//! The VLM traits over the client, against the scripted server: request shape (images,
+//! response format), answer parsing, repair and re-asking, schema downgrade, bbox
+//! conventions.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use asp_config::sections::agent::{BboxFormat, JsonResponseFormat, LlmConfig, VlmConfig};
+use asp_core::Skill;
+use asp_core::models::{AffordanceVlm, ModelError, Observation, OutcomeVlm, RetrievalVlm};
+use asp_llm::{ClientSettings, LlmClient, OpenAiVlm, VlmSettings};
+use asp_llm_testkit::{Reply, ScriptedServer, Step};
+use serde_json::json;
+
+fn vlm(server: &ScriptedServer, cfg: VlmConfig) -> OpenAiVlm {
+    let mut s = ClientSettings::from_config(&LlmConfig::default());
+    s.base_url = server.base_url();
+    s.timeout = Duration::from_secs(5);
+    s.backoff_initial = Duration::from_millis(1);
+    OpenAiVlm::new(
+        Arc::new(LlmClient::new(s, None).unwrap()),
+        VlmSettings::from_config(&cfg),
+    )
+}
+
+fn obs(w: u32, h: u32) -> Observation {
+    Observation {
+        rgb: asp_core::RgbImage::filled(w, h, [120, 60, 30]),
+        depth: None,
+        ground_truth: None,
+    }
+}
+
+fn uses_json_schema(
+    name: &'static str,
+) -> impl Fn(&asp_llm_testkit::RequestView<'_>) -> Result<(), String> {
+    move |r| {
+        let rf = r.response_format().ok_or("no response_format")?;
+        if rf["type"] == "json_schema"
+            && rf["json_schema"]["name"] == name
+            && rf["json_schema"]["strict"] == true
+            && rf["json_schema"]["schema"]["additionalProperties"] == false
+        {
+            Ok(())
+        } else {
+            Err(rf.to_string())
+        }
+    }
+}
+
+#[tokio::test]
+async fn confirm_sends_every_view_and_reads_the_answer() {
+    let server = ScriptedServer::start(vec![
+        Step::reply(Reply::text(r#"{"matches": true, "reason": "a red mug"}"#))
+            .expect_images(2)
+            .expect_message_contains("\"red mug\"")
+            .expect("json_schema", uses_json_schema("confirm")),
+        Step::reply(Reply::text("```json\n{\"matches\": false}\n```")),
+    ])
+    .await
+    .unwrap();
+    let v = vlm(&server, VlmConfig::default());
+    assert!(v.confirm("red mug", &[obs(8, 8), obs(8, 8)]).await.unwrap());
+    assert!(!v.confirm("red mug", &[obs(8, 8)]).await.unwrap());
+    server.verify().unwrap();
+    assert!(
+        v.confirm("red mug", &[]).await.is_err(),
+        "no views is invalid input"
+    );
+}
+
+#[tokio::test]
+async fn propose_repairs_then_reasks_then_gives_up() {
+    let server = ScriptedServer::start(vec![
+        // repairable without asking again: single quotes, trailing comma
+        Step::reply(Reply::text(
+            "{'pairs': [{'skill': 'pinch_pull', 'part': 'power adapter plug'},]}",
+        )),
+        // unusable: an unknown skill → re-asked with the problem stated
+        Step::reply(Reply::text(r#"{"pairs": [{"skill": "yank", "part": "plug"}]}"#)),
+        Step::reply(Reply::text(r#"{"pairs": [{"skill": "grasp_part", "part": "mug handle"}, {"skill": "grasp", "part": "mug body"}]}"#))
+            .expect("re-ask names the problem", |r| {
+                let last = r.last_message().ok_or("no messages")?;
+                let text = last["content"].as_str().unwrap_or_default();
+                if last["role"] == "user" && text.contains("yank") {
+                    Ok(())
+                } else {
+                    Err(last.to_string())
+                }
+            }),
+        // garbage twice: the first re-ask does not help, so it fails
+        Step::reply(Reply::text("I think you should pull the plug.")),
+        Step::reply(Reply::text("Really, pull it.")),
+    ])
+    .await
+    .unwrap();
+    let v = vlm(&server, VlmConfig::default());
+    let p = v.propose("unplug the adapter", &[obs(8, 8)]).await.unwrap();
+    assert_eq!(p.len(), 1);
+    assert_eq!(
+        (p[0].skill, p[0].part.as_str()),
+        (Skill::PinchPull, "power adapter plug")
+    );
+
+    let p = v
+        .propose("pick up the mug by the handle", &[obs(8, 8)])
+        .await
+        .unwrap();
+    assert_eq!(
+        p.iter().map(|a| a.skill).collect::<Vec<_>>(),
+        vec![Skill::GraspPart, Skill::Grasp]
+    );
+
+    let err = v.propose("unplug", &[obs(8, 8)]).await.unwrap_err();
+    match &err {
+        ModelError::BadAnswer { message, .. } => {
+            assert!(message.contains("Really, pull it."), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+    server.verify().unwrap();
+}
+
+#[tokio::test]
+async fn locate_part_maps_boxes_back_to_the_original_image() {
+    let server = ScriptedServer::start(vec![
+        // the 400×200 image is sent at 100×50 (max side 100): box in sent pixels
+        Step::reply(Reply::text(
+            r#"{"visible": true, "bbox": [10, 5, 20, 25], "confidence": 0.9}"#,
+        ))
+        .expect_message_contains("100×50"),
+        Step::reply(Reply::text(
+            r#"{"visible": false, "bbox": null, "confidence": 0}"#,
+        )),
+        // visible without a box: re-asked
+        Step::reply(Reply::text(
+            r#"{"visible": true, "bbox": null, "confidence": 0.5}"#,
+        )),
+        Step::reply(Reply::text(
+            r#"{"visible": true, "bbox": [0, 0, 50, 50], "confidence": 3}"#,
+        )),
+    ])
+    .await
+    .unwrap();
+    let v = vlm(
+        &server,
+        VlmConfig {
+            max_image_side: 100,
+            ..VlmConfig::default()
+        },
+    );
+    let loc = v
+        .locate_part("handle", &obs(400, 200))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (loc.bbox.x0, loc.bbox.y0, loc.bbox.x1, loc.bbox.y1),
+        (40.0, 20.0, 80.0, 100.0)
+    );
+    assert!((loc.confidence - 0.9).abs() < 1e-6);
+    assert!(
+        v.locate_part("handle", &obs(400, 200))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let loc = v
+        .locate_part("handle", &obs(400, 200))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(loc.confidence, 1.0, "clamped");
+    assert_eq!(loc.bbox.x1, 200.0);
+    server.verify().unwrap();
+}
+
+#[tokio::test]
+async fn gemini_boxes_are_yx_in_thousandths() {
+    let server = ScriptedServer::start(vec![Step::reply(Reply::text(
+        r#"{"visible": true, "bbox": [100, 250, 500, 750], "confidence": 0.8}"#,
+    ))])
+    .await
+    .unwrap();
+    let v = vlm(
+        &server,
+        VlmConfig {
+            bbox_format: BboxFormat::Normalized1000Yx,
+            ..VlmConfig::default()
+        },
+    );
+    let loc = v
+        .locate_part("button", &obs(200, 100))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (loc.bbox.x0, loc.bbox.y0, loc.bbox.x1, loc.bbox.y1),
+        (50.0, 10.0, 150.0, 50.0)
+    );
+}
+
+#[tokio::test]
+async fn yes_no_takes_before_and_after() {
+    let server = ScriptedServer::start(vec![
+        Step::reply(Reply::text(r#"{"answer": "Yes.", "reason": "lifted"}"#))
+            .expect_images(2)
+            .expect_message_contains("has the mug been grasped"),
+        Step::reply(Reply::text(r#"{"answer": false}"#)),
+    ])
+    .await
+    .unwrap();
+    let v = vlm(&server, VlmConfig::default());
+    let q = "has the mug been grasped and lifted off any surface?";
+    assert!(v.yes_no(q, &obs(8, 8), &obs(8, 8)).await.unwrap());
+    assert!(!v.yes_no(q, &obs(8, 8), &obs(8, 8)).await.unwrap());
+    server.verify().unwrap();
+}
+
+#[tokio::test]
+async fn a_server_without_json_schema_gets_json_object_and_the_schema_in_the_prompt() {
+    let server = ScriptedServer::start(vec![
+        Step::reply(Reply::error(
+            400,
+            "response_format json_schema is not supported",
+        ))
+        .expect("json_schema", uses_json_schema("yes_no")),
+        Step::reply(Reply::text(r#"{"answer": "no"}"#)).expect("json_object + schema", |r| {
+            let rf = r.response_format().ok_or("no response_format")?;
+            let sys = r.message_texts()[0].clone();
+            if rf["type"] == "json_object" && sys.contains("\"answer\"") {
+                Ok(())
+            } else {
+                Err(format!("{rf} / {sys}"))
+            }
+        }),
+        // remembered for the next question
+        Step::reply(Reply::text(r#"{"matches": true}"#)).expect("still json_object", |r| {
+            match r.response_format() {
+                Some(rf) if rf["type"] == "json_object" => Ok(()),
+                other => Err(format!("{other:?}")),
+            }
+        }),
+    ])
+    .await
+    .unwrap();
+    let v = vlm(&server, VlmConfig::default());
+    assert!(!v.yes_no("open?", &obs(4, 4), &obs(4, 4)).await.unwrap());
+    assert!(v.confirm("mug", &[obs(4, 4)]).await.unwrap());
+    server.verify().unwrap();
+}
+
+#[tokio::test]
+async fn prompt_only_mode_sends_no_response_format() {
+    let server = ScriptedServer::start(vec![
+        Step::reply(Reply::text("Sure: {\"matches\": true}")).expect("no response_format", |r| {
+            match r.response_format() {
+                None => Ok(()),
+                Some(rf) => Err(rf.to_string()),
+            }
+        }),
+    ])
+    .await
+    .unwrap();
+    let v = vlm(
+        &server,
+        VlmConfig {
+            response_format: JsonResponseFormat::None,
+            model: "llava".into(),
+            ..VlmConfig::default()
+        },
+    );
+    assert!(v.confirm("mug", &[obs(4, 4)]).await.unwrap());
+    assert_eq!(server.requests()[0].body["model"], json!("llava"));
+    server.verify().unwrap();
+}
+
+#[tokio::test]
+async fn http_failures_are_backend_errors() {
+    let server = ScriptedServer::start(vec![Step::reply(Reply::error(401, "invalid key"))])
+        .await
+        .unwrap();
+    let v = vlm(&server, VlmConfig::default());
+    let err = v.confirm("mug", &[obs(4, 4)]).await.unwrap_err();
+    assert!(
+        matches!(&err, ModelError::Backend { message, .. } if message.contains("invalid key")),
+        "{err:?}"
+    );
+}

@@ -1,0 +1,243 @@
+//! Scenario files: a world, a goal in plain language, where the robot starts, a success
+//! predicate and partial-progress predicates.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use asp_core::{Pose2D, Real};
+use serde::{Deserialize, Serialize};
+
+use crate::error::SimError;
+use crate::predicate::{Predicate, RobotView};
+use crate::world::shape::pose_from_spec;
+use crate::world::spec::PoseSpec;
+use crate::world::{World, load_world};
+use crate::yaml;
+
+/// Which published study a scenario is modelled on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Study {
+    Tabletop,
+    Mobile,
+}
+
+/// Where the robot starts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RobotStart {
+    /// Base position (x, y), metres, map frame.
+    pub base: [Real; 2],
+    /// Base heading, degrees.
+    #[serde(default)]
+    pub heading_deg: Real,
+    /// Named arm configuration. Default `home`.
+    #[serde(default = "home")]
+    pub arm: String,
+}
+
+fn home() -> String {
+    "home".into()
+}
+
+impl RobotStart {
+    pub fn base_pose(&self) -> Pose2D {
+        Pose2D::new(self.base[0], self.base[1], self.heading_deg.to_radians())
+    }
+}
+
+/// Edits to the world before the scenario starts.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Setup {
+    /// New poses for objects, by name.
+    #[serde(default, rename = "move")]
+    pub moves: BTreeMap<String, PoseSpec>,
+    /// Objects taken out of the world.
+    #[serde(default)]
+    pub remove: Vec<String>,
+}
+
+/// One partial-progress level: `score` when `when` holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Partial {
+    pub score: Real,
+    #[serde(with = "serde_yaml_ng::with::singleton_map_recursive")]
+    pub when: Predicate,
+}
+
+/// A scenario file as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioSpec {
+    pub name: String,
+    pub study: Study,
+    /// The instruction given to the robot.
+    pub goal: String,
+    /// World file, relative to the config folder (the parent of `scenarios/`).
+    pub world: String,
+    #[serde(default)]
+    pub notes: String,
+    pub robot: RobotStart,
+    #[serde(default)]
+    pub setup: Setup,
+    #[serde(with = "serde_yaml_ng::with::singleton_map_recursive")]
+    pub success: Predicate,
+    /// Partial credit; the score of a run is 1 on success, else the highest level that
+    /// holds, else 0.
+    #[serde(default)]
+    pub partial: Vec<Partial>,
+    /// Simulated seconds a run may take. Default 600.
+    #[serde(default = "default_limit")]
+    pub time_limit_s: f64,
+}
+
+fn default_limit() -> f64 {
+    600.0
+}
+
+/// A loaded scenario with its (edited) world.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub file: PathBuf,
+    pub spec: ScenarioSpec,
+    pub world: World,
+}
+
+/// The config folder a scenario file's world path refers to: the parent of the nearest
+/// `scenarios` folder above it, else the file's own folder.
+pub fn config_root_of(file: &Path) -> PathBuf {
+    let mut dir = file.parent();
+    while let Some(d) = dir {
+        if d.file_name().is_some_and(|n| n == "scenarios") {
+            return d.parent().map(Path::to_path_buf).unwrap_or_default();
+        }
+        dir = d.parent();
+    }
+    file.parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+impl Scenario {
+    /// Loads a scenario, its world, applies the setup and checks every name it uses.
+    pub fn load(path: impl AsRef<Path>) -> Result<Scenario, SimError> {
+        let path = path.as_ref();
+        let (spec, _): (ScenarioSpec, _) = yaml::load_file(path)?;
+        let world_path = config_root_of(path).join(&spec.world);
+        let world = load_world(&world_path).map_err(|e| match e {
+            SimError::Io { message, .. } => SimError::invalid(
+                path,
+                "world",
+                format!("cannot read world {}: {message}", world_path.display()),
+            ),
+            other => other,
+        })?;
+        Self::from_parts(path, spec, world)
+    }
+
+    /// A scenario from an already parsed spec and its world.
+    pub fn from_parts(
+        path: &Path,
+        spec: ScenarioSpec,
+        mut world: World,
+    ) -> Result<Scenario, SimError> {
+        let err = |entry: &str, problem: String| SimError::invalid(path, entry, problem);
+        if spec.name.trim().is_empty() {
+            return Err(err("name", "a scenario needs a name".into()));
+        }
+        if spec.goal.trim().is_empty() {
+            return Err(err("goal", "a scenario needs a goal".into()));
+        }
+        if !(spec.time_limit_s.is_finite() && spec.time_limit_s > 0.0) {
+            return Err(err(
+                "time_limit_s",
+                format!("must be positive, got {}", spec.time_limit_s),
+            ));
+        }
+        if !spec
+            .robot
+            .base
+            .iter()
+            .chain([&spec.robot.heading_deg])
+            .all(|v| v.is_finite())
+        {
+            return Err(err(
+                "robot",
+                format!("base pose must be finite, got {:?}", spec.robot),
+            ));
+        }
+        for (name, pose) in &spec.setup.moves {
+            let at = format!("setup.move.{name}");
+            let i = world
+                .index_of(name)
+                .ok_or_else(|| err(&at, format!("unknown object {name:?}")))?;
+            let p = pose_from_spec(pose).map_err(|e| err(&at, e))?;
+            let o = &mut world.objects[i];
+            o.pose = p;
+            if let Some(m) = o.mount.as_mut() {
+                m.seated = p;
+            }
+        }
+        for (k, name) in spec.setup.remove.iter().enumerate() {
+            let i = world.index_of(name).ok_or_else(|| {
+                err(
+                    &format!("setup.remove[{k}]"),
+                    format!("unknown object {name:?}"),
+                )
+            })?;
+            if world
+                .objects
+                .iter()
+                .any(|o| o.mount.as_ref().is_some_and(|m| m.holder == i))
+            {
+                return Err(err(
+                    &format!("setup.remove[{k}]"),
+                    format!("{name:?} holds a mounted object and cannot be removed"),
+                ));
+            }
+            world.objects.remove(i);
+            for o in &mut world.objects {
+                if let Some(m) = o.mount.as_mut()
+                    && m.holder > i
+                {
+                    m.holder -= 1;
+                }
+            }
+        }
+        spec.success
+            .check(&world)
+            .map_err(|e| err("success", e.to_string()))?;
+        for (i, p) in spec.partial.iter().enumerate() {
+            let at = format!("partial[{i}]");
+            if !(p.score > 0.0 && p.score < 1.0) {
+                return Err(err(
+                    &at,
+                    format!("score must be in (0, 1), got {}", p.score),
+                ));
+            }
+            p.when.check(&world).map_err(|e| err(&at, e.to_string()))?;
+        }
+        Ok(Scenario {
+            file: path.to_path_buf(),
+            spec,
+            world,
+        })
+    }
+
+    pub fn success(&self, world: &World, robot: &RobotView<'_>) -> bool {
+        self.spec.success.eval(world, robot)
+    }
+
+    /// 1 on success, else the highest partial level that holds, else 0.
+    pub fn score(&self, world: &World, robot: &RobotView<'_>) -> Real {
+        if self.success(world, robot) {
+            return 1.0;
+        }
+        self.spec
+            .partial
+            .iter()
+            .filter(|p| p.when.eval(world, robot))
+            .map(|p| p.score)
+            .fold(0.0, Real::max)
+    }
+}

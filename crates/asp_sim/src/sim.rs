@@ -1,0 +1,1003 @@
+//! The simulated robot in its world, behind a cloneable handle ([`SimRobot`]) that
+//! implements the `asp_core::robot` traits: the only way other crates drive the sim.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use asp_config::SimConfig;
+use asp_core::grid::OccupancyGrid;
+use asp_core::robot::{
+    ArmMotion, BaseNavigation, CancellationToken, FrameSource, Gripper, GripperGoal,
+    GripperOutcome, MotionOutcome, MoveItErrorCode, NavErrorCode, NavOutcome, PoseGoal, RobotError,
+    TerminalStatus,
+};
+use asp_core::{CameraIntrinsics, FrameId, Isometry3, Point3, Pose2D, Real, RgbdFrame, Transform};
+use asp_kinematics::{
+    AttachedObject, Collision, CollisionWorld, JointTrajectory, LinkShape, MotionPlanner,
+    PlanRequest, PlannerSettings, RobotModel,
+};
+use async_trait::async_trait;
+use parry3d::bounding_volume::BoundingVolume;
+use parry3d::shape::{SharedShape, TypedShape};
+use rand_chacha::ChaCha8Rng;
+
+use crate::effects::{self, EffectParams, Event, FingerGeometry, Grip};
+use crate::error::SimError;
+use crate::nav::{GridParams, NavMap};
+use crate::predicate::{Predicate, RobotView};
+use crate::render::{self, CameraView, DepthNoise, RenderItem};
+use crate::scenario::Scenario;
+use crate::world::{ObjectIdx, Prim, World, load_world};
+
+/// Everything the simulator is tuned by (from [`SimConfig`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimSettings {
+    pub seed: u64,
+    pub real_time_factor: f64,
+    pub width: u32,
+    pub height: u32,
+    pub hfov_deg: Real,
+    pub noise: DepthNoise,
+    /// Camera name → optical frame of the robot description.
+    pub cameras: BTreeMap<String, String>,
+    pub grid: GridParams,
+    pub base_speed: Real,
+    pub base_turn_rate: Real,
+    pub control_period_s: Real,
+    /// Largest joint change per execution step, radians.
+    pub joint_step: f64,
+    pub gripper_speed: Real,
+    pub effects: EffectParams,
+    pub planner: PlannerSettings,
+}
+
+impl SimSettings {
+    pub fn from_config(cfg: &SimConfig) -> Self {
+        let c = &cfg.camera;
+        Self {
+            seed: cfg.seed,
+            real_time_factor: cfg.real_time_factor,
+            width: c.width,
+            height: c.height,
+            hfov_deg: c.hfov_deg,
+            noise: DepthNoise {
+                std_at_1m: c.depth_noise_std,
+                dropout: c.depth_dropout,
+                max_range: c.max_range,
+            },
+            cameras: c.frames.clone(),
+            grid: GridParams {
+                resolution: cfg.base.resolution,
+                band: (cfg.base.obstacle_min_height, cfg.base.obstacle_max_height),
+                footprint_radius: 0.0,
+                cost_distance: cfg.base.cost_distance,
+                margin: 1.0,
+            },
+            base_speed: cfg.base.max_speed,
+            base_turn_rate: cfg.base.max_turn_rate,
+            control_period_s: cfg.base.control_period_s,
+            joint_step: cfg.arm.execution_step_rad,
+            gripper_speed: cfg.arm.gripper_speed,
+            effects: EffectParams {
+                min_contacts: cfg.effects.min_pad_contacts,
+                slip_distance: cfg.effects.slip_distance,
+                hook_margin: cfg.effects.hook_margin,
+                displacement: (
+                    cfg.effects.failed_grasp_displacement[0],
+                    cfg.effects.failed_grasp_displacement[1],
+                ),
+                tip_z: 0.0,
+            },
+            planner: PlannerSettings {
+                seed: cfg.seed,
+                ..PlannerSettings::default()
+            },
+        }
+    }
+}
+
+impl Default for SimSettings {
+    fn default() -> Self {
+        Self::from_config(&SimConfig::default())
+    }
+}
+
+/// The robot's state in the world.
+#[derive(Debug, Clone)]
+pub struct RobotState {
+    pub base: Pose2D,
+    /// Arm joints, in the model's order.
+    pub q: Vec<f64>,
+    /// Finger gap, metres.
+    pub opening: Real,
+    pub grip: Option<Grip>,
+}
+
+/// World, robot and simulated time.
+#[derive(Debug)]
+pub struct SimState {
+    pub world: World,
+    pub robot: RobotState,
+    /// Simulated seconds since start.
+    pub time: f64,
+    /// Every tool goal requested, map frame (for `attempted` predicates).
+    pub tool_goals: Vec<Point3>,
+    /// Object centres at the start (for `moved` predicates).
+    pub start_centres: Vec<Point3>,
+    /// What motions did, in order.
+    pub events: Vec<Event>,
+    rng: ChaCha8Rng,
+    frames: u64,
+}
+
+impl SimState {
+    pub fn held(&self) -> Option<ObjectIdx> {
+        self.robot.grip.as_ref().and_then(Grip::carries)
+    }
+
+    pub fn view(&self) -> RobotView<'_> {
+        RobotView {
+            base: self.robot.base,
+            held: self.held(),
+            held_part: self.robot.grip.as_ref().and_then(Grip::part),
+            tool_goals: &self.tool_goals,
+            start_centres: &self.start_centres,
+        }
+    }
+}
+
+/// A cloneable handle on one simulation.
+#[derive(Clone)]
+pub struct SimRobot {
+    state: Arc<Mutex<SimState>>,
+    model: Arc<dyn RobotModel>,
+    planner: Arc<MotionPlanner>,
+    settings: Arc<SimSettings>,
+    fingers: FingerGeometry,
+    arm_busy: Arc<tokio::sync::Mutex<()>>,
+    base_busy: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl std::fmt::Debug for SimRobot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimRobot")
+            .field("model", &self.model.name())
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+fn footprint_radius(model: &dyn RobotModel) -> Real {
+    model
+        .footprint()
+        .iter()
+        .map(|p| (p[0] * p[0] + p[1] * p[1]).sqrt() as Real)
+        .fold(0.0, Real::max)
+}
+
+impl SimRobot {
+    /// A simulation of `model` in `world`, the base at `base`, the arm at its `home`
+    /// configuration, the gripper open.
+    pub fn new(
+        world: World,
+        model: Arc<dyn RobotModel>,
+        mut settings: SimSettings,
+        base: Pose2D,
+    ) -> Result<Self, SimError> {
+        if settings.grid.footprint_radius <= 0.0 {
+            settings.grid.footprint_radius = footprint_radius(model.as_ref()).max(0.05);
+        }
+        let g = model.gripper();
+        let f = &g.finger;
+        let fingers = FingerGeometry {
+            max_opening: g.max_gap as Real,
+            pad_length: f.length as Real,
+            pad_width: f.width as Real,
+            thickness: f.thickness as Real,
+            tip_z: f.tip_z as Real,
+        };
+        settings.effects.tip_z = fingers.tip_z;
+        let q = model
+            .named_configuration("home")
+            .unwrap_or_else(|| vec![0.0; model.dof()]);
+        let start_centres = world.objects.iter().map(|o| o.centroid()).collect();
+        let state = SimState {
+            world,
+            robot: RobotState {
+                base,
+                q,
+                opening: fingers.max_opening,
+                grip: None,
+            },
+            time: 0.0,
+            tool_goals: Vec::new(),
+            start_centres,
+            events: Vec::new(),
+            rng: effects::effect_rng(settings.seed),
+            frames: 0,
+        };
+        let planner = MotionPlanner::new(settings.planner.clone());
+        Ok(Self {
+            state: Arc::new(Mutex::new(state)),
+            model,
+            planner: Arc::new(planner),
+            settings: Arc::new(settings),
+            fingers,
+            arm_busy: Arc::new(tokio::sync::Mutex::new(())),
+            base_busy: Arc::new(tokio::sync::Mutex::new(())),
+        })
+    }
+
+    /// The simulation a [`SimConfig`] describes, world path relative to `config_dir`.
+    pub fn from_config(
+        cfg: &SimConfig,
+        config_dir: &Path,
+        model: Arc<dyn RobotModel>,
+    ) -> Result<Self, SimError> {
+        let world = load_world(config_dir.join(&cfg.world))?;
+        let base = Pose2D::new(
+            cfg.start_pose[0],
+            cfg.start_pose[1],
+            cfg.start_pose[2].to_radians(),
+        );
+        Self::new(world, model, SimSettings::from_config(cfg), base)
+    }
+
+    /// A simulation set up as `scenario` starts.
+    pub fn for_scenario(
+        scenario: &Scenario,
+        model: Arc<dyn RobotModel>,
+        settings: SimSettings,
+    ) -> Result<Self, SimError> {
+        let robot = Self::new(
+            scenario.world.clone(),
+            model.clone(),
+            settings,
+            scenario.spec.robot.base_pose(),
+        )?;
+        let q = model
+            .named_configuration(&scenario.spec.robot.arm)
+            .ok_or_else(|| {
+                SimError::invalid(
+                    &scenario.file,
+                    "robot.arm",
+                    format!(
+                        "unknown named configuration {:?}; the model knows {:?}",
+                        scenario.spec.robot.arm,
+                        model.named_configurations()
+                    ),
+                )
+            })?;
+        robot.lock().robot.q = q;
+        Ok(robot)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, SimState> {
+        // a panic while holding the lock cannot leave the state half-written in a way
+        // that matters more than losing the simulation; keep going with it
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` on the current state (read access for the sim node, tests, evaluation).
+    pub fn with_state<T>(&self, f: impl FnOnce(&SimState) -> T) -> T {
+        f(&self.lock())
+    }
+
+    /// Runs `f` with write access: scenario set-up and tests only; robot actions go
+    /// through the trait implementations.
+    pub fn with_state_mut<T>(&self, f: impl FnOnce(&mut SimState) -> T) -> T {
+        f(&mut self.lock())
+    }
+
+    pub fn model(&self) -> &Arc<dyn RobotModel> {
+        &self.model
+    }
+
+    pub fn settings(&self) -> &SimSettings {
+        &self.settings
+    }
+
+    pub fn fingers(&self) -> &FingerGeometry {
+        &self.fingers
+    }
+
+    pub fn sim_time(&self) -> f64 {
+        self.lock().time
+    }
+
+    /// Evaluates a predicate on the current state.
+    pub fn holds(&self, p: &Predicate) -> bool {
+        let s = self.lock();
+        p.eval(&s.world, &s.view())
+    }
+
+    /// The scenario's score on the current state.
+    pub fn score(&self, scenario: &Scenario) -> Real {
+        let s = self.lock();
+        scenario.score(&s.world, &s.view())
+    }
+
+    /// `map → link_base`.
+    fn arm_base_in_map(&self, base: &Pose2D) -> Isometry3 {
+        base.to_isometry() * self.model.mount()
+    }
+
+    /// Tool pose in the map for a base pose and joints.
+    fn tool_in_map(&self, base: &Pose2D, q: &[f64]) -> Isometry3 {
+        self.arm_base_in_map(base) * self.model.tool_pose(q)
+    }
+
+    /// The occupancy grid `/map` publishes (fixed and loose objects in the base's height
+    /// band; the carried object excluded).
+    pub fn occupancy_grid(&self) -> Result<OccupancyGrid, SimError> {
+        Ok(self.nav_map()?.grid)
+    }
+
+    fn nav_map(&self) -> Result<NavMap, SimError> {
+        let s = self.lock();
+        let held = s.held();
+        NavMap::build(&s.world, &self.settings.grid, |o| Some(o) == held)
+    }
+
+    /// The TF tree: `map → base_link` and `base_link → <link>` for every link and frame
+    /// of the robot description (cameras included), plus `map → <object>` for every object.
+    pub fn tf_tree(&self) -> Vec<Transform> {
+        let s = self.lock();
+        let base = self.model.base_frame().to_owned();
+        let mount = self.model.mount();
+        let mut out = vec![Transform::new(
+            FrameId::map(),
+            base.as_str(),
+            s.robot.base.to_isometry(),
+        )];
+        out.push(Transform::new(
+            base.as_str(),
+            self.model.arm_base_frame(),
+            mount,
+        ));
+        for (link, pose) in self.model.link_poses(&s.robot.q) {
+            if link == base || link == self.model.arm_base_frame() {
+                continue;
+            }
+            out.push(Transform::new(base.as_str(), link.as_str(), mount * pose));
+        }
+        for o in &s.world.objects {
+            out.push(Transform::new(FrameId::map(), o.name.as_str(), o.pose));
+        }
+        out
+    }
+
+    /// Joint names and positions: the arm joints, then the finger joints.
+    pub fn joint_states(&self) -> (Vec<String>, Vec<f64>) {
+        let s = self.lock();
+        let mut names: Vec<String> = self.model.joints().iter().map(|j| j.name.clone()).collect();
+        let mut values = s.robot.q.clone();
+        let g = self.model.gripper();
+        for j in &g.finger_joints {
+            names.push(j.clone());
+            values.push(g.joint_for_gap(f64::from(s.robot.opening)));
+        }
+        (names, values)
+    }
+
+    /// Camera names this robot has.
+    pub fn cameras(&self) -> Vec<String> {
+        self.settings.cameras.keys().cloned().collect()
+    }
+
+    /// The intrinsics every camera renders with.
+    pub fn intrinsics(&self) -> CameraIntrinsics {
+        CameraIntrinsics::from_hfov(
+            self.settings.width,
+            self.settings.height,
+            self.settings.hfov_deg.to_radians(),
+        )
+    }
+
+    /// The robot's links as render items (instance 0).
+    fn robot_items(&self, s: &SimState) -> Vec<RenderItem> {
+        let arm_base = self.arm_base_in_map(&s.robot.base);
+        self.model
+            .collision_shapes_with_gap(&s.robot.q, f64::from(s.robot.opening))
+            .into_iter()
+            .filter_map(|ls| {
+                prim_of(&ls.shape).map(|prim| RenderItem {
+                    prim,
+                    pose: arm_base * ls.pose,
+                    color: [70, 72, 80],
+                    instance: 0,
+                    part: 0,
+                })
+            })
+            .collect()
+    }
+
+    /// Renders camera `name` now.
+    pub fn render(&self, name: &str) -> Result<RgbdFrame, RobotError> {
+        let frame = self
+            .settings
+            .cameras
+            .get(name)
+            .ok_or_else(|| RobotError::UnknownCamera(name.to_owned()))?
+            .clone();
+        let mut s = self.lock();
+        let link = self
+            .model
+            .link_pose(&s.robot.q, &frame)
+            .ok_or_else(|| RobotError::UnknownFrame(frame.clone()))?;
+        let pose = self.arm_base_in_map(&s.robot.base) * link;
+        let mut items = render::world_items(&s.world);
+        items.extend(self.robot_items(&s));
+        s.frames += 1;
+        let seed = self.settings.seed ^ s.frames.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let view = CameraView {
+            intrinsics: self.intrinsics(),
+            pose,
+            frame: FrameId::new(frame),
+        };
+        Ok(render::render(
+            &s.world,
+            &items,
+            &view,
+            &self.settings.noise,
+            1.0,
+            s.time,
+            seed,
+        ))
+    }
+
+    async fn pace(&self, dt: f64, step: usize) {
+        let rtf = self.settings.real_time_factor;
+        if rtf > 0.0 {
+            tokio::time::sleep(std::time::Duration::from_secs_f64(dt / rtf)).await;
+        } else if step.is_multiple_of(16) {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    /// `goal.target` in the arm base frame, or the code MoveIt would give.
+    fn goal_in_arm_base(&self, goal: &PoseGoal, base: &Pose2D) -> Result<Isometry3, MotionOutcome> {
+        let f = goal.frame.as_str();
+        if f == "map" {
+            Ok(self.arm_base_in_map(base).inverse() * goal.target)
+        } else if f == self.model.base_frame() {
+            Ok(self.model.mount().inverse() * goal.target)
+        } else if f == self.model.arm_base_frame() {
+            Ok(goal.target)
+        } else {
+            Err(MotionOutcome::failure(
+                MoveItErrorCode::FrameTransformFailure,
+                format!(
+                    "cannot transform goal frame {f:?}: known frames are map, {}, {}",
+                    self.model.base_frame(),
+                    self.model.arm_base_frame()
+                ),
+            ))
+        }
+    }
+
+    async fn execute(
+        &self,
+        trajectory: &JointTrajectory,
+        cancel: &CancellationToken,
+    ) -> Result<(), MotionOutcome> {
+        let duration = trajectory.duration();
+        let points = &trajectory.points;
+        let mut travel = 0.0f64;
+        for w in points.windows(2) {
+            let d = w[0]
+                .positions
+                .iter()
+                .zip(&w[1].positions)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max);
+            travel += d;
+        }
+        let steps = ((travel / self.settings.joint_step).ceil() as usize)
+            .max((duration / 0.05).ceil() as usize)
+            .max(1);
+        let dt = duration / steps as f64;
+        for k in 1..=steps {
+            if cancel.is_cancelled() {
+                return Err(MotionOutcome::failure(
+                    MoveItErrorCode::Preempted,
+                    "motion cancelled; the arm stopped where it was",
+                ));
+            }
+            let q = trajectory.sample(dt * k as f64);
+            {
+                let mut s = self.lock();
+                let from = self.tool_in_map(&s.robot.base, &s.robot.q);
+                let to = self.tool_in_map(&s.robot.base, &q);
+                s.robot.q = q;
+                let st = &mut *s;
+                let events = effects::step_tool(
+                    &mut st.world,
+                    &mut st.robot.grip,
+                    &from,
+                    &to,
+                    &self.settings.effects,
+                );
+                st.events.extend(events);
+                st.time += dt;
+            }
+            self.pace(dt, k).await;
+        }
+        Ok(())
+    }
+
+    async fn plan_and_execute(
+        &self,
+        goal_in_arm_base: Option<Isometry3>,
+        joints: Option<Vec<f64>>,
+        mut request: PlanRequest,
+        cancel: &CancellationToken,
+    ) -> MotionOutcome {
+        let _busy = self.arm_busy.lock().await;
+        let (world, base, q, grip, opening) = {
+            let s = self.lock();
+            (
+                s.world.clone(),
+                s.robot.base,
+                s.robot.q.clone(),
+                s.robot.grip.clone(),
+                s.robot.opening,
+            )
+        };
+        let model = self.model.clone();
+        let planner = self.planner.clone();
+        let arm_base = self.arm_base_in_map(&base);
+        let tool = arm_base * model.tool_pose(&q);
+        let held = grip.as_ref().and_then(Grip::carries);
+        request.attached = held.map(|h| attached_object(&world, h, &tool));
+        request.finger_gap = Some(f64::from(opening));
+        request.cancel = Some(cancel.clone());
+        // a grip on a handle or a plug: the fingers touch what they hold
+        if let Some(g) = &grip {
+            let name = world.objects[g.object()].name.clone();
+            if !request.allowed_contacts.contains(&name) {
+                request.allowed_contacts.push(name);
+            }
+        }
+        let result = tokio::task::spawn_blocking(move || {
+            let scene = SceneCollision {
+                world: &world,
+                arm_base,
+                skip: held,
+            };
+            match (goal_in_arm_base, joints) {
+                (Some(goal), _) => planner.plan(model.as_ref(), &scene, &q, &goal, &request),
+                (None, Some(j)) => {
+                    planner.plan_to_configuration(model.as_ref(), &scene, &q, &j, &request)
+                }
+                (None, None) => {
+                    planner.plan_to_configuration(model.as_ref(), &scene, &q, &q, &request)
+                }
+            }
+        })
+        .await;
+        let trajectory = match result {
+            Ok(Ok(t)) => t,
+            Ok(Err(e)) => return MotionOutcome::failure(e.code, e.message),
+            Err(join) => {
+                return MotionOutcome::failure(
+                    MoveItErrorCode::Crash,
+                    format!("planner crashed: {join}"),
+                );
+            }
+        };
+        let planning_time = trajectory.planning_time_s;
+        match self.execute(&trajectory, cancel).await {
+            Ok(()) => MotionOutcome::success(planning_time),
+            Err(out) => out,
+        }
+    }
+}
+
+/// The carried object as MoveIt's attached collision object.
+fn attached_object(world: &World, object: ObjectIdx, tool_in_map: &Isometry3) -> AttachedObject {
+    let o = &world.objects[object];
+    let parts: Vec<(Isometry3, SharedShape)> = o
+        .geoms
+        .iter()
+        .map(|g| (o.pose.inverse() * o.geom_pose(g), shared_of(&g.prim)))
+        .collect();
+    AttachedObject {
+        name: o.name.clone(),
+        shape: SharedShape::compound(parts),
+        tool_from_object: tool_in_map.inverse() * o.pose,
+    }
+}
+
+fn shared_of(p: &Prim) -> SharedShape {
+    match p {
+        Prim::Cuboid(c) => SharedShape::new(*c),
+        Prim::Cylinder(c) => SharedShape::new(*c),
+        Prim::Ball(b) => SharedShape::new(*b),
+        Prim::Capsule(c) => SharedShape::new(*c),
+        Prim::Mesh(m) => SharedShape::new(m.as_ref().clone()),
+    }
+}
+
+fn prim_of(s: &SharedShape) -> Option<Prim> {
+    match s.as_typed_shape() {
+        TypedShape::Cuboid(c) => Some(Prim::Cuboid(*c)),
+        TypedShape::Cylinder(c) => Some(Prim::Cylinder(*c)),
+        TypedShape::Ball(b) => Some(Prim::Ball(*b)),
+        TypedShape::Capsule(c) => Some(Prim::Capsule(*c)),
+        TypedShape::TriMesh(m) => Some(Prim::Mesh(Arc::new(m.clone()))),
+        _ => None,
+    }
+}
+
+/// The world as the planner's collision scene: every object's geometry (except the
+/// carried one, which the planner gets as attached shapes) and the floor, in the map;
+/// robot shapes arrive in the arm base frame.
+struct SceneCollision<'a> {
+    world: &'a World,
+    arm_base: Isometry3,
+    skip: Option<ObjectIdx>,
+}
+
+/// Penetration tolerated between resting contacts (a held object on its support).
+const CONTACT_TOLERANCE: Real = 0.002;
+
+impl CollisionWorld for SceneCollision<'_> {
+    fn first_collision(&self, shapes: &[LinkShape], allowed: &[String]) -> Option<Collision> {
+        for s in shapes {
+            let pose = self.arm_base * s.pose;
+            let aabb = s.shape.compute_aabb(&pose);
+            if self.world.floor.is_some()
+                && aabb.mins.z < -CONTACT_TOLERANCE
+                && !allowed.iter().any(|a| a == "floor")
+            {
+                return Some(Collision {
+                    link: s.link.clone(),
+                    object: "floor".into(),
+                });
+            }
+            for (oi, o) in self.world.objects.iter().enumerate() {
+                if Some(oi) == self.skip || o.name == s.link || allowed.iter().any(|a| a == &o.name)
+                {
+                    continue;
+                }
+                if !o.aabb().intersects(&aabb) {
+                    continue;
+                }
+                for g in &o.geoms {
+                    let gp = o.geom_pose(g);
+                    if !g.prim.aabb(&gp).intersects(&aabb) {
+                        continue;
+                    }
+                    let hit = match parry3d::query::contact(
+                        &pose,
+                        s.shape.as_ref(),
+                        &gp,
+                        g.prim.shape(),
+                        0.0,
+                    ) {
+                        Ok(Some(c)) => c.dist < -CONTACT_TOLERANCE,
+                        Ok(None) => false,
+                        Err(_) => parry3d::query::intersection_test(
+                            &pose,
+                            s.shape.as_ref(),
+                            &gp,
+                            g.prim.shape(),
+                        )
+                        .unwrap_or(true),
+                    };
+                    if hit {
+                        return Some(Collision {
+                            link: s.link.clone(),
+                            object: o.name.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        None
+    }
+}
+
+fn check_goal(goal: &PoseGoal) -> Result<(), MotionOutcome> {
+    let finite = goal.target.translation.vector.iter().all(|v| v.is_finite())
+        && goal.target.rotation.coords.iter().all(|v| v.is_finite());
+    let ok = finite
+        && goal.position_tolerance.is_finite()
+        && goal.position_tolerance > 0.0
+        && goal.orientation_tolerance.is_finite()
+        && goal.orientation_tolerance > 0.0
+        && goal.velocity_scaling > 0.0
+        && goal.velocity_scaling <= 1.0
+        && goal.acceleration_scaling > 0.0
+        && goal.acceleration_scaling <= 1.0;
+    if ok {
+        Ok(())
+    } else {
+        Err(MotionOutcome::failure(
+            MoveItErrorCode::InvalidGoalConstraints,
+            format!(
+                "invalid goal: target must be finite, tolerances positive and scalings in (0, 1]; got tolerances {}/{} scalings {}/{}",
+                goal.position_tolerance,
+                goal.orientation_tolerance,
+                goal.velocity_scaling,
+                goal.acceleration_scaling
+            ),
+        ))
+    }
+}
+
+#[async_trait]
+impl ArmMotion for SimRobot {
+    async fn move_to_pose(&self, goal: &PoseGoal, cancel: &CancellationToken) -> MotionOutcome {
+        if let Err(out) = check_goal(goal) {
+            return out;
+        }
+        let base = self.lock().robot.base;
+        let target = match self.goal_in_arm_base(goal, &base) {
+            Ok(t) => t,
+            Err(out) => return out,
+        };
+        let in_map = self.arm_base_in_map(&base) * target;
+        self.lock()
+            .tool_goals
+            .push(Point3::from(in_map.translation.vector));
+        let request = PlanRequest::from_goal(goal);
+        self.plan_and_execute(Some(target), None, request, cancel)
+            .await
+    }
+
+    async fn move_to_named(&self, name: &str, cancel: &CancellationToken) -> MotionOutcome {
+        let Some(joints) = self.model.named_configuration(name) else {
+            return MotionOutcome::failure(
+                MoveItErrorCode::InvalidGoalConstraints,
+                format!(
+                    "unknown named configuration {name:?}; known: {:?}",
+                    self.model.named_configurations()
+                ),
+            );
+        };
+        self.plan_and_execute(None, Some(joints), PlanRequest::default(), cancel)
+            .await
+    }
+
+    async fn tool_pose(&self, frame: &FrameId) -> Result<Isometry3, RobotError> {
+        let s = self.lock();
+        let in_arm = self.model.tool_pose(&s.robot.q);
+        let f = frame.as_str();
+        if f == "map" {
+            Ok(self.arm_base_in_map(&s.robot.base) * in_arm)
+        } else if f == self.model.base_frame() {
+            Ok(self.model.mount() * in_arm)
+        } else if f == self.model.arm_base_frame() {
+            Ok(in_arm)
+        } else {
+            Err(RobotError::UnknownFrame(f.to_owned()))
+        }
+    }
+}
+
+#[async_trait]
+impl Gripper for SimRobot {
+    async fn command(
+        &self,
+        goal: GripperGoal,
+        cancel: &CancellationToken,
+    ) -> Result<GripperOutcome, RobotError> {
+        let g = self.model.gripper();
+        let (lo, hi) = (g.min_gap as Real, g.max_gap as Real);
+        if !(goal.position.is_finite() && goal.position >= lo - 1e-6 && goal.position <= hi + 1e-6)
+        {
+            return Err(RobotError::Rejected(format!(
+                "gripper position {} m is outside [{lo}, {hi}] m",
+                goal.position
+            )));
+        }
+        if !(goal.max_effort.is_finite()
+            && goal.max_effort >= 0.0
+            && f64::from(goal.max_effort) <= g.max_effort)
+        {
+            return Err(RobotError::Rejected(format!(
+                "gripper effort {} N is outside [0, {}] N",
+                goal.max_effort, g.max_effort
+            )));
+        }
+        if cancel.is_cancelled() {
+            return Err(RobotError::Cancelled);
+        }
+        let target = goal.position.clamp(lo, hi);
+        let (outcome, dt) = {
+            let mut s = self.lock();
+            let st = &mut *s;
+            let start = st.robot.opening;
+            if target < start - 1e-6 {
+                if let Some(grip) = &st.robot.grip {
+                    let _ = grip;
+                    (
+                        GripperOutcome {
+                            position: start,
+                            effort: goal.max_effort,
+                            stalled: true,
+                            reached_goal: false,
+                        },
+                        0.0,
+                    )
+                } else {
+                    let tool = self.tool_in_map(&st.robot.base, &st.robot.q);
+                    let r = effects::close_gripper(
+                        &mut st.world,
+                        &tool,
+                        start,
+                        target,
+                        &self.fingers,
+                        &self.settings.effects,
+                        &mut st.rng,
+                    );
+                    st.robot.opening = r.position;
+                    st.robot.grip = r.grip;
+                    let dt = f64::from((start - r.position).abs() / self.settings.gripper_speed);
+                    (
+                        GripperOutcome {
+                            position: r.position,
+                            effort: if r.stalled { goal.max_effort } else { 0.0 },
+                            stalled: r.stalled,
+                            reached_goal: !r.stalled,
+                        },
+                        dt,
+                    )
+                }
+            } else {
+                if let Some(grip) = st.robot.grip.take()
+                    && let Some(obj) = grip.carries()
+                {
+                    effects::settle(&mut st.world, obj, &|_| false);
+                }
+                st.robot.opening = target;
+                (
+                    GripperOutcome {
+                        position: target,
+                        effort: 0.0,
+                        stalled: false,
+                        reached_goal: true,
+                    },
+                    f64::from((target - start).abs() / self.settings.gripper_speed),
+                )
+            }
+        };
+        self.lock().time += dt;
+        self.pace(dt, 0).await;
+        Ok(outcome)
+    }
+}
+
+fn wrap(a: Real) -> Real {
+    let t = (a + std::f32::consts::PI).rem_euclid(std::f32::consts::TAU);
+    t - std::f32::consts::PI
+}
+
+#[async_trait]
+impl BaseNavigation for SimRobot {
+    async fn navigate_to(&self, goal: Pose2D, cancel: &CancellationToken) -> NavOutcome {
+        let _busy = self.base_busy.lock().await;
+        let start = self.lock().robot.base;
+        let abort = |code, msg: String, at: Pose2D| NavOutcome {
+            status: TerminalStatus::Aborted,
+            error_code: code,
+            error_msg: msg,
+            final_pose: at,
+        };
+        if !(goal.x.is_finite() && goal.y.is_finite() && goal.theta.is_finite()) {
+            return abort(
+                NavErrorCode::GoalOutsideMap,
+                format!("goal {goal:?} is not finite"),
+                start,
+            );
+        }
+        let map = match self.nav_map() {
+            Ok(m) => m,
+            Err(e) => return abort(NavErrorCode::PlannerUnknown, e.to_string(), start),
+        };
+        let path = match map.plan(&start, &goal) {
+            Ok(p) => p,
+            Err(f) => return abort(f.code, f.message, start),
+        };
+        let period = self.settings.control_period_s;
+        let v = self.settings.base_speed * period;
+        let w = self.settings.base_turn_rate * period;
+        let mut step = 0usize;
+        // one motion primitive: turn to a heading, or drive towards a point
+        let mut waypoints: Vec<(Option<(Real, Real)>, Option<Real>)> = Vec::new();
+        for win in path.windows(2) {
+            let (a, b) = (win[0], win[1]);
+            if ((b.0 - a.0).powi(2) + (b.1 - a.1).powi(2)).sqrt() < 1e-4 {
+                continue;
+            }
+            waypoints.push((None, Some((b.1 - a.1).atan2(b.0 - a.0))));
+            waypoints.push((Some(b), None));
+        }
+        waypoints.push((None, Some(goal.theta)));
+        for (point, heading) in waypoints {
+            loop {
+                if cancel.is_cancelled() {
+                    let at = self.lock().robot.base;
+                    return NavOutcome {
+                        status: TerminalStatus::Canceled,
+                        error_code: NavErrorCode::None,
+                        error_msg: "navigation cancelled; the base stopped".into(),
+                        final_pose: at,
+                    };
+                }
+                let done = {
+                    let mut s = self.lock();
+                    let st = &mut *s;
+                    let mut pose = st.robot.base;
+                    let done = if let Some(h) = heading {
+                        let d = wrap(h - pose.theta);
+                        if d.abs() <= w {
+                            pose.theta = h;
+                            true
+                        } else {
+                            pose.theta = wrap(pose.theta + w * d.signum());
+                            false
+                        }
+                    } else if let Some((x, y)) = point {
+                        let (dx, dy) = (x - pose.x, y - pose.y);
+                        let dist = (dx * dx + dy * dy).sqrt();
+                        if dist <= v {
+                            pose.x = x;
+                            pose.y = y;
+                            true
+                        } else {
+                            pose.x += dx / dist * v;
+                            pose.y += dy / dist * v;
+                            false
+                        }
+                    } else {
+                        true
+                    };
+                    let from = self.tool_in_map(&st.robot.base, &st.robot.q);
+                    st.robot.base = pose;
+                    let to = self.tool_in_map(&pose, &st.robot.q);
+                    let events = effects::step_tool(
+                        &mut st.world,
+                        &mut st.robot.grip,
+                        &from,
+                        &to,
+                        &self.settings.effects,
+                    );
+                    st.events.extend(events);
+                    st.time += f64::from(period);
+                    done
+                };
+                step += 1;
+                self.pace(f64::from(period), step).await;
+                if done {
+                    break;
+                }
+            }
+        }
+        let at = self.lock().robot.base;
+        NavOutcome {
+            status: TerminalStatus::Succeeded,
+            error_code: NavErrorCode::None,
+            error_msg: String::new(),
+            final_pose: at,
+        }
+    }
+
+    async fn base_pose(&self) -> Result<Pose2D, RobotError> {
+        Ok(self.lock().robot.base)
+    }
+}
+
+#[async_trait]
+impl FrameSource for SimRobot {
+    async fn capture(&self, camera: &str) -> Result<RgbdFrame, RobotError> {
+        let me = self.clone();
+        let camera = camera.to_owned();
+        tokio::task::spawn_blocking(move || me.render(&camera))
+            .await
+            .map_err(|e| RobotError::Other(format!("renderer crashed: {e}")))?
+    }
+}

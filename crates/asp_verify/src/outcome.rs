@@ -1,0 +1,844 @@
+//! "Did it work?" after each skill: the VLA² per-verb Yes/No question (SPEC §4.3),
+//! answered by a VLM on before/after observations when configured, otherwise by
+//! geometric checks on the object map and the gripper state.
+//!
+//! A step counts as succeeded only through a [`StepSuccess`], which only
+//! [`OutcomeVerifier::check`] makes (private fields, not `Clone`, not `Deserialize`), for
+//! the step of the [`CommitToken`](crate::CommitToken) the executor presents.
+//!
+//! ```compile_fail
+//! let s = asp_verify::StepSuccess { step: asp_verify::StepId(1) };
+//! ```
+
+use std::sync::Arc;
+
+use asp_config::sections::verifier::{OutcomeBackend, OutcomeConfig};
+use asp_core::models::{Observation, OutcomeVlm};
+use asp_core::{ObjectKey, Point3, PointCloud, State, ToolOutput, ToolValue};
+use serde::{Deserialize, Serialize};
+
+use crate::commit::{CommitToken, StepId};
+
+/// The closed verb set of VLA²'s planner (SPEC §4.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verb {
+    PickUp,
+    Place,
+    Open,
+    Close,
+    TurnOn,
+    TurnOff,
+}
+
+/// "on" or "in" for place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Relation {
+    On,
+    In,
+}
+
+/// Where a placed object should end up.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlaceTarget {
+    pub key: ObjectKey,
+    pub name: String,
+    pub relation: Relation,
+}
+
+/// What the gripper was doing.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct GripperSnapshot {
+    /// The gripper reports an object between its fingers (GripperCommand: stalled before
+    /// closing fully).
+    pub holding: bool,
+    /// Tool centre point in the map frame.
+    pub tool_position: Option<Point3>,
+}
+
+/// An articulated joint's state: a drawer's travel in metres or a door's angle in
+/// radians, with its limits.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ArticulationState {
+    pub position: f32,
+    pub lower: f32,
+    pub upper: f32,
+}
+
+/// The world before or after a step, as the verifier needs it. Clouds are in the map
+/// frame; anything unknown is `None`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub object_cloud: Option<PointCloud>,
+    /// The place target (receptacle/support) cloud.
+    pub target_cloud: Option<PointCloud>,
+    pub gripper: GripperSnapshot,
+    pub articulation: Option<ArticulationState>,
+    /// Switch state of a device, when observable (simulator, smart plug, …).
+    pub switch_on: Option<bool>,
+    /// Camera view, for the VLM backend.
+    pub observation: Option<Observation>,
+}
+
+/// "Did it work?": asked after a skill with the step id of its commit token.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutcomeRequest {
+    pub step: StepId,
+    pub verb: Verb,
+    pub object: ObjectKey,
+    /// How to call the object in the question, e.g. "the red mug".
+    pub object_name: String,
+    /// For place.
+    pub target: Option<PlaceTarget>,
+    pub before: Snapshot,
+    pub after: Snapshot,
+}
+
+impl OutcomeRequest {
+    /// The VLA² question for the verb (SPEC §4.3).
+    pub fn question(&self) -> String {
+        let x = &self.object_name;
+        match self.verb {
+            Verb::PickUp => format!("Has {x} been grasped and lifted off any surface?"),
+            Verb::Place => {
+                let (rel, y) = match &self.target {
+                    Some(t) => (
+                        match t.relation {
+                            Relation::On => "on",
+                            Relation::In => "in",
+                        },
+                        t.name.as_str(),
+                    ),
+                    None => ("on", "its target"),
+                };
+                format!("Has {x} been placed {rel} {y} and is the gripper away?")
+            }
+            Verb::Open => format!("Has {x} been fully opened?"),
+            Verb::Close => format!("Has {x} been fully closed?"),
+            Verb::TurnOn => format!("Has {x} been turned on?"),
+            Verb::TurnOff => format!("Has {x} been turned off?"),
+        }
+    }
+}
+
+/// Yes, no, or cannot tell from what was observed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    Yes,
+    No,
+    Unknown,
+}
+
+/// How the answer was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeMethod {
+    Geometric,
+    Vlm,
+}
+
+/// One geometric test and its result (`None`: not measurable).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    pub name: String,
+    pub passed: Option<bool>,
+    pub detail: String,
+}
+
+/// The verifier's answer; published on the verdict topic.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutcomeVerdict {
+    pub step: StepId,
+    pub verb: Verb,
+    pub object: ObjectKey,
+    pub question: String,
+    pub answer: Answer,
+    pub method: OutcomeMethod,
+    pub checks: Vec<Check>,
+    /// One line for logs and the agent.
+    pub message: String,
+}
+
+impl OutcomeVerdict {
+    pub fn succeeded(&self) -> bool {
+        self.answer == Answer::Yes
+    }
+}
+
+/// Proof that the verifier declared a step succeeded.
+#[derive(Debug, PartialEq, Eq)]
+pub struct StepSuccess {
+    step: StepId,
+    verb: Verb,
+    object: ObjectKey,
+}
+
+impl StepSuccess {
+    pub fn step(&self) -> StepId {
+        self.step
+    }
+    pub fn verb(&self) -> Verb {
+        self.verb
+    }
+    pub fn object(&self) -> &ObjectKey {
+        &self.object
+    }
+
+    /// The wire path: a success from a received verdict, for the step this side
+    /// committed (the token it executed with), only when the verdict says yes and all of
+    /// its checks that could be measured passed.
+    pub fn redeem(
+        verdict: &OutcomeVerdict,
+        token: &CommitToken,
+    ) -> Result<StepSuccess, OutcomeError> {
+        if verdict.step != token.step() || &verdict.object != token.object() {
+            return Err(OutcomeError::WrongStep {
+                expected: token.step(),
+                found: verdict.step,
+            });
+        }
+        if verdict.answer != Answer::Yes || verdict.checks.iter().any(|c| c.passed == Some(false)) {
+            return Err(OutcomeError::NotSucceeded {
+                step: verdict.step,
+                message: verdict.message.clone(),
+            });
+        }
+        Ok(StepSuccess {
+            step: verdict.step,
+            verb: verdict.verb,
+            object: verdict.object.clone(),
+        })
+    }
+
+    /// The only way to report a skill as successful to the agent.
+    pub fn tool_output(self, state: State, feedback_msg: impl Into<String>) -> ToolOutput {
+        ToolOutput::ok(ToolValue::State(state), feedback_msg)
+    }
+}
+
+/// Why an outcome cannot count as success.
+#[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize, Deserialize)]
+pub enum OutcomeError {
+    #[error("the outcome verdict is for {found}, the committed step is {expected}")]
+    WrongStep { expected: StepId, found: StepId },
+    #[error("{step} did not succeed: {message}")]
+    NotSucceeded { step: StepId, message: String },
+}
+
+/// The outcome of a check: the verdict, plus the success proof when it succeeded.
+#[derive(Debug, PartialEq)]
+pub enum Outcome {
+    Succeeded {
+        success: StepSuccess,
+        verdict: OutcomeVerdict,
+    },
+    NotSucceeded(OutcomeVerdict),
+}
+
+impl Outcome {
+    pub fn verdict(&self) -> &OutcomeVerdict {
+        match self {
+            Outcome::Succeeded { verdict, .. } | Outcome::NotSucceeded(verdict) => verdict,
+        }
+    }
+}
+
+/// Answers outcome requests.
+#[derive(Clone)]
+pub struct OutcomeVerifier {
+    cfg: OutcomeConfig,
+    vlm: Option<Arc<dyn OutcomeVlm>>,
+}
+
+impl std::fmt::Debug for OutcomeVerifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OutcomeVerifier")
+            .field("cfg", &self.cfg)
+            .field("vlm", &self.vlm.is_some())
+            .finish()
+    }
+}
+
+impl OutcomeVerifier {
+    /// `vlm` is used when `cfg.backend` is `vlm` and both snapshots carry observations.
+    pub fn new(cfg: OutcomeConfig, vlm: Option<Arc<dyn OutcomeVlm>>) -> Self {
+        Self { cfg, vlm }
+    }
+
+    /// Answers the per-verb question for the step of `request`.
+    pub async fn check(&self, request: &OutcomeRequest) -> Outcome {
+        let question = request.question();
+        let mut checks = Vec::new();
+        let mut answer = None;
+        let mut method = OutcomeMethod::Geometric;
+        if self.cfg.backend == OutcomeBackend::Vlm {
+            match (&self.vlm, &request.before.observation, &request.after.observation) {
+                (Some(vlm), Some(before), Some(after)) => {
+                    // VLA² §4.2: retry a failing model once, then fall back
+                    let mut last_err = None;
+                    for _ in 0..2 {
+                        match vlm.yes_no(&question, before, after).await {
+                            Ok(yes) => {
+                                answer = Some(if yes { Answer::Yes } else { Answer::No });
+                                method = OutcomeMethod::Vlm;
+                                checks.push(Check {
+                                    name: "vlm".into(),
+                                    passed: Some(yes),
+                                    detail: format!("VLM answered {}", if yes { "yes" } else { "no" }),
+                                });
+                                break;
+                            }
+                            Err(e) => last_err = Some(e),
+                        }
+                    }
+                    if let Some(e) = last_err.filter(|_| answer.is_none()) {
+                        checks.push(Check {
+                            name: "vlm".into(),
+                            passed: None,
+                            detail: format!("VLM failed twice ({e}); geometric checks instead"),
+                        });
+                    }
+                }
+                _ => checks.push(Check {
+                    name: "vlm".into(),
+                    passed: None,
+                    detail: "VLM backend configured but no VLM or no before/after views; geometric checks instead"
+                        .into(),
+                }),
+            }
+        }
+        let answer = match answer {
+            Some(a) => a,
+            None => {
+                let (a, geo) = geometric_answer(request, &self.cfg);
+                checks.extend(geo);
+                a
+            }
+        };
+        let failed: Vec<&str> = checks
+            .iter()
+            .filter(|c| c.passed == Some(false))
+            .map(|c| c.detail.as_str())
+            .collect();
+        let message = match answer {
+            Answer::Yes => format!("{}: {question} yes", request.step),
+            Answer::No => format!("{}: {question} no: {}", request.step, failed.join("; ")),
+            Answer::Unknown => format!(
+                "{}: {question} cannot tell from what was observed",
+                request.step
+            ),
+        };
+        let verdict = OutcomeVerdict {
+            step: request.step,
+            verb: request.verb,
+            object: request.object.clone(),
+            question,
+            answer,
+            method,
+            checks,
+            message,
+        };
+        if verdict.succeeded() {
+            Outcome::Succeeded {
+                success: StepSuccess {
+                    step: request.step,
+                    verb: request.verb,
+                    object: request.object.clone(),
+                },
+                verdict,
+            }
+        } else {
+            Outcome::NotSucceeded(verdict)
+        }
+    }
+}
+
+fn min_z(c: &PointCloud) -> Option<f32> {
+    c.aabb().map(|(lo, _)| lo.z)
+}
+
+fn nearest_distance(p: &Point3, c: &PointCloud) -> Option<f32> {
+    c.points().iter().map(|q| (q - p).norm()).reduce(f32::min)
+}
+
+fn check(name: &str, passed: Option<bool>, detail: String) -> Check {
+    Check {
+        name: name.into(),
+        passed,
+        detail,
+    }
+}
+
+/// The geometric answer: Yes when every check passed, No when any failed, Unknown when
+/// none failed but some could not be measured.
+pub fn geometric_answer(req: &OutcomeRequest, cfg: &OutcomeConfig) -> (Answer, Vec<Check>) {
+    let (before, after) = (&req.before, &req.after);
+    let mut checks = Vec::new();
+    match req.verb {
+        Verb::PickUp => {
+            checks.push(check(
+                "holding",
+                Some(after.gripper.holding),
+                format!(
+                    "gripper {} an object",
+                    if after.gripper.holding {
+                        "holds"
+                    } else {
+                        "does not hold"
+                    }
+                ),
+            ));
+            let lift = match (
+                before.object_cloud.as_ref().and_then(min_z),
+                after.object_cloud.as_ref().and_then(min_z),
+            ) {
+                (Some(b), Some(a)) => {
+                    let d = a - b;
+                    check(
+                        "lifted",
+                        Some(d >= cfg.lift_height),
+                        format!(
+                            "object bottom rose {:.3} m (needs {:.3})",
+                            d, cfg.lift_height
+                        ),
+                    )
+                }
+                _ => check("lifted", None, "object not seen before and after".into()),
+            };
+            checks.push(lift);
+        }
+        Verb::Place => {
+            checks.push(check(
+                "released",
+                Some(!after.gripper.holding),
+                format!(
+                    "gripper {}",
+                    if after.gripper.holding {
+                        "still holds an object"
+                    } else {
+                        "is open"
+                    }
+                ),
+            ));
+            let relation = req.target.as_ref().map_or(Relation::On, |t| t.relation);
+            let placed = match (&after.object_cloud, &after.target_cloud) {
+                (Some(obj), Some(tgt)) => match (obj.aabb(), obj.centroid(), tgt.aabb()) {
+                    (Some((olo, _)), Some(oc), Some((tlo, thi))) => {
+                        let tol = cfg.contact_tolerance;
+                        let inside_xy = oc.x >= tlo.x - tol
+                            && oc.x <= thi.x + tol
+                            && oc.y >= tlo.y - tol
+                            && oc.y <= thi.y + tol;
+                        match relation {
+                            Relation::On => {
+                                let gap = olo.z - thi.z;
+                                check(
+                                    "on_target",
+                                    Some(inside_xy && gap.abs() <= tol),
+                                    format!(
+                                        "object bottom {:.3} m from the target top, centre {} its footprint",
+                                        gap,
+                                        if inside_xy { "over" } else { "outside" }
+                                    ),
+                                )
+                            }
+                            Relation::In => {
+                                let inside_z = oc.z >= tlo.z - tol && oc.z <= thi.z + tol;
+                                check(
+                                    "in_target",
+                                    Some(inside_xy && inside_z),
+                                    format!(
+                                        "object centre {} the target's bounds",
+                                        if inside_xy && inside_z {
+                                            "inside"
+                                        } else {
+                                            "outside"
+                                        }
+                                    ),
+                                )
+                            }
+                        }
+                    }
+                    _ => check("on_target", None, "empty object or target cloud".into()),
+                },
+                _ => check(
+                    "on_target",
+                    None,
+                    "object or target not seen after placing".into(),
+                ),
+            };
+            checks.push(placed);
+            let away = match (after.gripper.tool_position, &after.object_cloud) {
+                (Some(tcp), Some(obj)) => match nearest_distance(&tcp, obj) {
+                    Some(d) => check(
+                        "gripper_away",
+                        Some(d >= cfg.gripper_clearance),
+                        format!(
+                            "tool {:.3} m from the object (needs {:.3})",
+                            d, cfg.gripper_clearance
+                        ),
+                    ),
+                    None => check("gripper_away", None, "empty object cloud".into()),
+                },
+                _ => check(
+                    "gripper_away",
+                    None,
+                    "tool position or object unknown".into(),
+                ),
+            };
+            checks.push(away);
+        }
+        Verb::Open | Verb::Close => {
+            let c = match after.articulation {
+                Some(a) if a.upper > a.lower => {
+                    let tol = cfg.articulation_tolerance * (a.upper - a.lower);
+                    let (ok, limit) = if req.verb == Verb::Open {
+                        (a.position >= a.upper - tol, a.upper)
+                    } else {
+                        (a.position <= a.lower + tol, a.lower)
+                    };
+                    check(
+                        "articulation",
+                        Some(ok),
+                        format!(
+                            "joint at {:.3}, limit {:.3}, tolerance {:.3}",
+                            a.position, limit, tol
+                        ),
+                    )
+                }
+                Some(a) => check(
+                    "articulation",
+                    None,
+                    format!("joint limits [{}, {}] are not a range", a.lower, a.upper),
+                ),
+                None => check("articulation", None, "joint state not observed".into()),
+            };
+            checks.push(c);
+        }
+        Verb::TurnOn | Verb::TurnOff => {
+            let want = req.verb == Verb::TurnOn;
+            checks.push(match after.switch_on {
+                Some(on) => check(
+                    "switch",
+                    Some(on == want),
+                    format!("device is {}", if on { "on" } else { "off" }),
+                ),
+                None => check(
+                    "switch",
+                    None,
+                    "switch state not observable; configure the VLM backend".into(),
+                ),
+            });
+        }
+    }
+    let answer = if checks.iter().any(|c| c.passed == Some(false)) {
+        Answer::No
+    } else if checks.iter().all(|c| c.passed == Some(true)) {
+        Answer::Yes
+    } else {
+        Answer::Unknown
+    };
+    (answer, checks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use asp_core::models::ModelError;
+    use asp_core::{Image, Point3};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn cloud(center: [f32; 3], half: f32) -> PointCloud {
+        let mut pts = Vec::new();
+        for i in 0..5 {
+            for j in 0..5 {
+                for k in 0..5 {
+                    let f = |n: i32| (n as f32 / 2.0 - 1.0) * half;
+                    pts.push(Point3::new(
+                        center[0] + f(i),
+                        center[1] + f(j),
+                        center[2] + f(k),
+                    ));
+                }
+            }
+        }
+        PointCloud::new("map", pts)
+    }
+
+    fn snap(obj: Option<PointCloud>, holding: bool) -> Snapshot {
+        Snapshot {
+            object_cloud: obj,
+            target_cloud: None,
+            gripper: GripperSnapshot {
+                holding,
+                tool_position: None,
+            },
+            articulation: None,
+            switch_on: None,
+            observation: None,
+        }
+    }
+
+    fn req(verb: Verb, before: Snapshot, after: Snapshot) -> OutcomeRequest {
+        OutcomeRequest {
+            step: StepId(42),
+            verb,
+            object: ObjectKey::new("mug_0").unwrap(),
+            object_name: "the red mug".into(),
+            target: None,
+            before,
+            after,
+        }
+    }
+
+    fn geo() -> OutcomeVerifier {
+        OutcomeVerifier::new(OutcomeConfig::default(), None)
+    }
+
+    #[test]
+    fn questions_follow_vla2() {
+        let mut r = req(Verb::PickUp, snap(None, false), snap(None, false));
+        assert_eq!(
+            r.question(),
+            "Has the red mug been grasped and lifted off any surface?"
+        );
+        r.verb = Verb::Place;
+        r.target = Some(PlaceTarget {
+            key: ObjectKey::new("bowl_0").unwrap(),
+            name: "the bowl".into(),
+            relation: Relation::In,
+        });
+        assert_eq!(
+            r.question(),
+            "Has the red mug been placed in the bowl and is the gripper away?"
+        );
+        r.verb = Verb::TurnOff;
+        assert_eq!(r.question(), "Has the red mug been turned off?");
+        r.verb = Verb::Open;
+        assert_eq!(r.question(), "Has the red mug been fully opened?");
+    }
+
+    #[tokio::test]
+    async fn pick_up_needs_holding_and_lift() {
+        let before = snap(Some(cloud([0.5, 0.0, 0.05], 0.04)), false);
+        let lifted = snap(Some(cloud([0.5, 0.0, 0.15], 0.04)), true);
+        let out = geo()
+            .check(&req(Verb::PickUp, before.clone(), lifted))
+            .await;
+        let Outcome::Succeeded { success, verdict } = out else {
+            panic!("{out:?}")
+        };
+        assert_eq!(success.step(), StepId(42));
+        assert_eq!(verdict.method, OutcomeMethod::Geometric);
+        // holding, but the object only rose 1 cm
+        let barely = snap(Some(cloud([0.5, 0.0, 0.06], 0.04)), true);
+        let out = geo()
+            .check(&req(Verb::PickUp, before.clone(), barely))
+            .await;
+        assert_eq!(out.verdict().answer, Answer::No);
+        assert!(
+            out.verdict().message.contains("rose 0.010"),
+            "{}",
+            out.verdict().message
+        );
+        // lifted, but nothing in the gripper (knocked up and away)
+        let dropped = snap(Some(cloud([0.5, 0.0, 0.15], 0.04)), false);
+        assert_eq!(
+            geo()
+                .check(&req(Verb::PickUp, before.clone(), dropped))
+                .await
+                .verdict()
+                .answer,
+            Answer::No
+        );
+        // object not seen after: cannot tell, and that is not success
+        let unseen = snap(None, true);
+        let out = geo().check(&req(Verb::PickUp, before, unseen)).await;
+        assert_eq!(out.verdict().answer, Answer::Unknown);
+        assert!(matches!(out, Outcome::NotSucceeded(_)));
+    }
+
+    #[tokio::test]
+    async fn place_checks_support_release_and_clearance() {
+        let table_top = 0.40;
+        let plate = cloud([0.5, 0.0, table_top - 0.01], 0.01 / 1.0);
+        let mut after = snap(Some(cloud([0.5, 0.0, table_top + 0.04], 0.04)), false);
+        after.target_cloud = Some(plate.clone());
+        after.gripper.tool_position = Some(Point3::new(0.5, 0.0, 0.60));
+        let mut r = req(Verb::Place, snap(None, true), after.clone());
+        r.target = Some(PlaceTarget {
+            key: ObjectKey::new("plate_0").unwrap(),
+            name: "the plate".into(),
+            relation: Relation::On,
+        });
+        assert_eq!(geo().check(&r).await.verdict().answer, Answer::Yes);
+        // gripper still touching the object
+        r.after.gripper.tool_position = Some(Point3::new(0.5, 0.0, table_top + 0.09));
+        let v = geo().check(&r).await.verdict().clone();
+        assert_eq!(v.answer, Answer::No);
+        assert!(
+            v.checks
+                .iter()
+                .any(|c| c.name == "gripper_away" && c.passed == Some(false))
+        );
+        // object floating 10 cm above the plate
+        r.after = after.clone();
+        r.after.object_cloud = Some(cloud([0.5, 0.0, table_top + 0.14], 0.04));
+        assert_eq!(geo().check(&r).await.verdict().answer, Answer::No);
+        // beside the plate
+        r.after = after;
+        r.after.object_cloud = Some(cloud([0.8, 0.0, table_top + 0.04], 0.04));
+        assert_eq!(geo().check(&r).await.verdict().answer, Answer::No);
+    }
+
+    #[tokio::test]
+    async fn articulation_and_switch_checks() {
+        let mut after = snap(None, false);
+        after.articulation = Some(ArticulationState {
+            position: 0.27,
+            lower: 0.0,
+            upper: 0.30,
+        });
+        let r = req(Verb::Open, snap(None, false), after.clone());
+        assert_eq!(geo().check(&r).await.verdict().answer, Answer::Yes);
+        let r = req(Verb::Close, snap(None, false), after.clone());
+        assert_eq!(geo().check(&r).await.verdict().answer, Answer::No);
+        after.articulation = Some(ArticulationState {
+            position: 0.15,
+            lower: 0.0,
+            upper: 0.30,
+        });
+        let r = req(Verb::Open, snap(None, false), after.clone());
+        assert_eq!(
+            geo().check(&r).await.verdict().answer,
+            Answer::No,
+            "half open is not fully open"
+        );
+        after.switch_on = Some(true);
+        assert_eq!(
+            geo()
+                .check(&req(Verb::TurnOn, snap(None, false), after.clone()))
+                .await
+                .verdict()
+                .answer,
+            Answer::Yes
+        );
+        assert_eq!(
+            geo()
+                .check(&req(Verb::TurnOff, snap(None, false), after.clone()))
+                .await
+                .verdict()
+                .answer,
+            Answer::No
+        );
+        after.switch_on = None;
+        assert_eq!(
+            geo()
+                .check(&req(Verb::TurnOff, snap(None, false), after))
+                .await
+                .verdict()
+                .answer,
+            Answer::Unknown
+        );
+    }
+
+    /// A VLM that answers from a script and counts questions.
+    struct ScriptedVlm {
+        answers: std::sync::Mutex<Vec<Result<bool, ModelError>>>,
+        asked: AtomicUsize,
+    }
+
+    #[async_trait::async_trait]
+    impl OutcomeVlm for ScriptedVlm {
+        async fn yes_no(
+            &self,
+            question: &str,
+            _: &Observation,
+            _: &Observation,
+        ) -> Result<bool, ModelError> {
+            assert!(question.starts_with("Has the red mug"));
+            self.asked.fetch_add(1, Ordering::SeqCst);
+            self.answers.lock().unwrap().remove(0)
+        }
+    }
+
+    fn obs() -> Observation {
+        Observation {
+            rgb: Image::filled(2, 2, [0, 0, 0]),
+            depth: None,
+            ground_truth: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn vlm_backend_answers_and_falls_back_after_two_failures() {
+        let cfg = OutcomeConfig {
+            backend: OutcomeBackend::Vlm,
+            ..OutcomeConfig::default()
+        };
+        let mut before = snap(Some(cloud([0.5, 0.0, 0.05], 0.04)), false);
+        let mut after = snap(Some(cloud([0.5, 0.0, 0.15], 0.04)), true);
+        before.observation = Some(obs());
+        after.observation = Some(obs());
+        let r = req(Verb::PickUp, before, after);
+        // the VLM says no although the geometry says yes: the VLM is the configured judge
+        let vlm = Arc::new(ScriptedVlm {
+            answers: std::sync::Mutex::new(vec![Ok(false)]),
+            asked: AtomicUsize::new(0),
+        });
+        let v = OutcomeVerifier::new(cfg.clone(), Some(vlm.clone()));
+        let out = v.check(&r).await;
+        assert_eq!(out.verdict().method, OutcomeMethod::Vlm);
+        assert_eq!(out.verdict().answer, Answer::No);
+        // failure, then success: one retry
+        let vlm = Arc::new(ScriptedVlm {
+            answers: std::sync::Mutex::new(vec![
+                Err(ModelError::Backend {
+                    model: "vlm".into(),
+                    message: "timeout".into(),
+                }),
+                Ok(true),
+            ]),
+            asked: AtomicUsize::new(0),
+        });
+        let out = OutcomeVerifier::new(cfg.clone(), Some(vlm.clone()))
+            .check(&r)
+            .await;
+        assert_eq!(vlm.asked.load(Ordering::SeqCst), 2);
+        assert!(matches!(out, Outcome::Succeeded { .. }));
+        // two failures: geometric fallback, which says yes here
+        let err = || {
+            Err(ModelError::Backend {
+                model: "vlm".into(),
+                message: "down".into(),
+            })
+        };
+        let vlm = Arc::new(ScriptedVlm {
+            answers: std::sync::Mutex::new(vec![err(), err()]),
+            asked: AtomicUsize::new(0),
+        });
+        let out = OutcomeVerifier::new(cfg, Some(vlm)).check(&r).await;
+        assert_eq!(out.verdict().method, OutcomeMethod::Geometric);
+        assert_eq!(out.verdict().answer, Answer::Yes);
+        assert!(out.verdict().checks[0].detail.contains("failed twice"));
+    }
+
+    #[test]
+    fn verdict_serialises() {
+        let v = OutcomeVerdict {
+            step: StepId(3),
+            verb: Verb::Place,
+            object: ObjectKey::new("mug_0").unwrap(),
+            question: "q".into(),
+            answer: Answer::Unknown,
+            method: OutcomeMethod::Geometric,
+            checks: vec![check("x", None, "y".into())],
+            message: "m".into(),
+        };
+        let json = serde_json::to_value(&v).unwrap();
+        assert_eq!(json["answer"], "unknown");
+        assert_eq!(serde_json::from_value::<OutcomeVerdict>(json).unwrap(), v);
+    }
+}
