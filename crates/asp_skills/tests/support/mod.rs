@@ -81,7 +81,13 @@ pub fn part_cloud(sim: &SimRobot, camera: &str, object: &str, part: &str) -> Poi
 
 /// An affordance on a ground-truth part, marked as committed by the verifier (as the
 /// affordance node marks a grounding that passed the commit rule).
-pub fn gt_affordance(sim: &SimRobot, camera: &str, object: &str, part: &str, skill: Skill) -> Affordance {
+pub fn gt_affordance(
+    sim: &SimRobot,
+    camera: &str,
+    object: &str,
+    part: &str,
+    skill: Skill,
+) -> Affordance {
     Affordance {
         point_cloud: part_cloud(sim, camera, object, part),
         part: part.into(),
@@ -187,21 +193,23 @@ impl SceneObserver for SimObserver {
             out.target_cloud = names.first().and_then(|n| sample_object(&self.sim, n));
         }
         if let Some(part) = &r.part_name {
-            let (art, presses) = self.sim.with_state(|s| {
-                let o = s.world.object(name)?;
-                let pi = o.part_index(part)?;
-                let p = &o.parts[pi];
-                let art = p.link.map(|l| {
-                    let l = &o.links[l];
-                    ArticulationState {
-                        position: l.position,
-                        lower: l.lower,
-                        upper: l.upper,
-                    }
-                });
-                Some((art, p.presses))
-            })
-            .unwrap_or((None, 0));
+            let (art, presses) = self
+                .sim
+                .with_state(|s| {
+                    let o = s.world.object(name)?;
+                    let pi = o.part_index(part)?;
+                    let p = &o.parts[pi];
+                    let art = p.link.map(|l| {
+                        let l = &o.links[l];
+                        ArticulationState {
+                            position: l.position,
+                            lower: l.lower,
+                            upper: l.upper,
+                        }
+                    });
+                    Some((art, p.presses))
+                })
+                .unwrap_or((None, 0));
             out.articulation = art;
             if r.skill == Skill::TipPush {
                 let key = (name.clone(), part.clone());
