@@ -18,6 +18,16 @@ pub struct ObjectMapConfig {
     pub depth: DepthRange,
     #[garde(dive)]
     pub retrieval: RetrievalConfig,
+    #[garde(dive)]
+    pub filter: CloudFilterConfig,
+    #[garde(dive)]
+    pub sam: SamConfig,
+    #[garde(dive)]
+    pub clip: ClipConfig,
+    #[garde(dive)]
+    pub simulation: PerceptionSimulationConfig,
+    #[garde(dive)]
+    pub replay: ReplayConfig,
 }
 
 /// Which implementation backs each model trait.
@@ -39,23 +49,49 @@ pub enum ModelBackend {
 pub enum TextEmbedderBackend {
     /// all-MiniLM-L6-v2 through ONNX Runtime (installed by `scripts/setup`).
     MinilmOnnx,
+    /// The text tower of the CLIP model whose image tower is `image_embedder_model`:
+    /// needed for retrieval with `image_embedder: onnx` (both sides in one space).
+    ClipOnnx,
     /// Hashed character n-grams: lexical only, needs no model file.
     Hashing,
+}
+
+/// Where ONNX Runtime runs a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecutionProvider {
+    /// The CPU (every onnxruntime build).
+    Cpu,
+    /// An NVIDIA GPU: needs the `onnxruntime-gpu` library and `asp_perception` built with
+    /// its `cuda` feature; falls back to the CPU (with a warning) when CUDA cannot start.
+    Cuda,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
 #[serde(default, deny_unknown_fields)]
 pub struct PerceptionModels {
+    /// The ONNX Runtime shared library (`libonnxruntime.so.1.31.x`), relative to
+    /// `paths.models_dir`; `$ORT_DYLIB_PATH` wins when set. Default
+    /// `onnxruntime/libonnxruntime.so` (a link made by `scripts/setup`).
+    #[garde(skip)]
+    pub onnxruntime_library: PathBuf,
+    /// Default `cpu`.
+    #[garde(skip)]
+    pub execution_provider: ExecutionProvider,
     /// Class-agnostic segmenter. Default `simulated`.
     #[garde(skip)]
     pub segmenter: ModelBackend,
-    /// ONNX file for `segmenter: onnx`, relative to `paths.models_dir`.
+    /// SAM-style image encoder for `segmenter: onnx`, relative to `paths.models_dir`.
+    /// Default `sam/encoder.onnx`.
     #[garde(skip)]
-    pub segmenter_model: PathBuf,
+    pub segmenter_encoder: PathBuf,
+    /// SAM-style prompt decoder for `segmenter: onnx`. Default `sam/decoder.onnx`.
+    #[garde(skip)]
+    pub segmenter_decoder: PathBuf,
     /// Image-text embedder for crops. Default `simulated`.
     #[garde(skip)]
     pub image_embedder: ModelBackend,
-    /// ONNX file for `image_embedder: onnx`.
+    /// CLIP-style image tower for `image_embedder: onnx`. Default `clip/visual.onnx`.
     #[garde(skip)]
     pub image_embedder_model: PathBuf,
     /// Text embedder. Default `minilm_onnx`.
@@ -67,6 +103,22 @@ pub struct PerceptionModels {
     /// Its `tokenizer.json`. Default `minilm/tokenizer.json`.
     #[garde(skip)]
     pub text_embedder_tokenizer: PathBuf,
+    /// CLIP text tower for `text_embedder: clip_onnx`. Default `clip/textual.onnx`.
+    #[garde(skip)]
+    pub clip_text_model: PathBuf,
+    /// Its `tokenizer.json`. Default `clip/tokenizer.json`.
+    #[garde(skip)]
+    pub clip_text_tokenizer: PathBuf,
+    /// The output holding the text embedding. Default `text_embeds`.
+    #[garde(length(min = 1))]
+    pub clip_text_output: String,
+    /// Longest text in tokens (longer texts are truncated). Default 256, as
+    /// sentence-transformers uses for all-MiniLM-L6-v2.
+    #[garde(range(min = 8, max = 4096))]
+    pub text_max_tokens: usize,
+    /// Dimension of the `hashing` text embedder. Default 384 (MiniLM's).
+    #[garde(range(min = 16, max = 8192))]
+    pub hashing_dim: usize,
     /// VLM that confirms retrieval candidates and proposes affordances. Default
     /// `simulated`.
     #[garde(skip)]
@@ -79,13 +131,21 @@ pub struct PerceptionModels {
 impl Default for PerceptionModels {
     fn default() -> Self {
         Self {
+            onnxruntime_library: "onnxruntime/libonnxruntime.so".into(),
+            execution_provider: ExecutionProvider::Cpu,
             segmenter: ModelBackend::Simulated,
-            segmenter_model: "segmenter/model.onnx".into(),
+            segmenter_encoder: "sam/encoder.onnx".into(),
+            segmenter_decoder: "sam/decoder.onnx".into(),
             image_embedder: ModelBackend::Simulated,
-            image_embedder_model: "image_embedder/model.onnx".into(),
+            image_embedder_model: "clip/visual.onnx".into(),
             text_embedder: TextEmbedderBackend::MinilmOnnx,
             text_embedder_model: "minilm/model.onnx".into(),
             text_embedder_tokenizer: "minilm/tokenizer.json".into(),
+            clip_text_model: "clip/textual.onnx".into(),
+            clip_text_tokenizer: "clip/tokenizer.json".into(),
+            clip_text_output: "text_embeds".into(),
+            text_max_tokens: 256,
+            hashing_dim: 384,
             vlm: ModelBackend::Simulated,
             intra_op_threads: 1,
         }
@@ -106,6 +166,11 @@ pub struct MergeConfig {
     /// Voxel edge for downsampling and overlap, metres. Default 0.01.
     #[garde(range(min = 0.001, max = 0.5))]
     pub voxel_size: f32,
+    /// A voxel of one object counts as overlapping the other when the other has a point
+    /// within this distance (ConceptGraphs' nearest-neighbour overlap, on the voxel
+    /// grid), metres. Lets the two halves of an over-segmented object merge. Default 0.02.
+    #[garde(range(min = 0.0, max = 0.5))]
+    pub overlap_radius: f32,
 }
 
 impl Default for MergeConfig {
@@ -114,6 +179,7 @@ impl Default for MergeConfig {
             overlap_threshold: 0.25,
             feature_similarity: 0.75,
             voxel_size: 0.01,
+            overlap_radius: 0.02,
         }
     }
 }
@@ -199,6 +265,225 @@ impl Default for RetrievalConfig {
             top_k: 3,
             crops_per_candidate: 2,
             confirm_with_vlm: true,
+        }
+    }
+}
+
+/// Clean-up of back-projected segment clouds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct CloudFilterConfig {
+    /// Drop mask pixels whose depth jumps by more than this fraction of their depth to a
+    /// 4-neighbour (flying pixels at object edges); 0 turns the filter off. Default 0.05.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub depth_edge_ratio: f32,
+    /// Keep only the largest cluster of voxels connected within this distance (a cheap
+    /// DBSCAN); 0 keeps every point. Metres. Default 0.03.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub cluster_radius: f32,
+    /// Segments with fewer points after filtering and downsampling are dropped. Default 10.
+    #[garde(range(min = 1, max = 100_000))]
+    pub min_points: usize,
+}
+
+impl Default for CloudFilterConfig {
+    fn default() -> Self {
+        Self {
+            depth_edge_ratio: 0.05,
+            cluster_radius: 0.03,
+            min_points: 10,
+        }
+    }
+}
+
+/// SAM-style automatic mask generation for `models.segmenter: onnx` (the settings of
+/// SAM's `SamAutomaticMaskGenerator`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct SamConfig {
+    /// Point prompts per image side (a grid of n×n). Default 16.
+    #[garde(range(min = 1, max = 64))]
+    pub points_per_side: u32,
+    /// Masks whose predicted IoU is below this are dropped. Default 0.88.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub pred_iou_threshold: f32,
+    /// Masks whose stability score is below this are dropped. Default 0.95.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub stability_score_threshold: f32,
+    /// Logit offset for the stability score. Default 1.0.
+    #[garde(range(min = 0.0, max = 10.0))]
+    pub stability_score_offset: f32,
+    /// Logit above which a pixel is in the mask. Default 0.0.
+    #[garde(range(min = -10.0, max = 10.0))]
+    pub mask_threshold: f32,
+    /// Box IoU above which the lower-scoring of two masks is suppressed. Default 0.7.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub box_nms_threshold: f32,
+    /// Masks covering more than this share of the image are dropped (walls, floors).
+    /// Default 0.9.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub max_area_fraction: f32,
+}
+
+impl Default for SamConfig {
+    fn default() -> Self {
+        Self {
+            points_per_side: 16,
+            pred_iou_threshold: 0.88,
+            stability_score_threshold: 0.95,
+            stability_score_offset: 1.0,
+            mask_threshold: 0.0,
+            box_nms_threshold: 0.7,
+            max_area_fraction: 0.9,
+        }
+    }
+}
+
+/// Pre-processing of the CLIP-style image tower for `models.image_embedder: onnx`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct ClipConfig {
+    /// Input side in pixels when the model's input size is dynamic. Default 224.
+    #[garde(range(min = 8, max = 2048))]
+    pub image_size: u32,
+    /// Per-channel mean (RGB, 0–1 scale). Default CLIP's [0.48145466, 0.4578275, 0.40821073].
+    #[garde(skip)]
+    pub mean: [f32; 3],
+    /// Per-channel standard deviation. Default CLIP's [0.26862954, 0.26130258, 0.27577711].
+    #[garde(custom(positive3))]
+    pub std: [f32; 3],
+    /// Paint pixels outside the segment with the mean colour before embedding (off:
+    /// embed the padded crop as it is, as ConceptGraphs does). Default off.
+    #[garde(skip)]
+    pub mask_background: bool,
+    /// The output holding the embedding; empty takes the model's first output. Default
+    /// `image_embeds` (Hugging Face's CLIP export).
+    #[garde(skip)]
+    pub output: String,
+}
+
+impl Default for ClipConfig {
+    fn default() -> Self {
+        Self {
+            image_size: 224,
+            mean: [0.481_454_66, 0.457_827_5, 0.408_210_73],
+            std: [0.268_629_54, 0.261_302_6, 0.275_777_1],
+            mask_background: false,
+            output: "image_embeds".into(),
+        }
+    }
+}
+
+fn positive3(v: &[f32; 3], _: &()) -> garde::Result {
+    if v.iter().all(|x| x.is_finite() && *x > 0.0) {
+        Ok(())
+    } else {
+        Err(garde::Error::new("every value must be a positive number"))
+    }
+}
+
+/// Error model of the simulated segmenter, image embedder and retrieval VLM (used only
+/// with `models.*: simulated`, on simulator frames).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct PerceptionSimulationConfig {
+    /// Seed of every simulated model error. Default 0.
+    #[garde(skip)]
+    pub seed: u64,
+    /// Probability that an instance's mask is split in two (over-segmentation). Default 0.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub over_segmentation: f32,
+    /// Probability that an instance's mask is merged with a touching neighbour's
+    /// (under-segmentation). Default 0.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub under_segmentation: f32,
+    /// Probability that each pixel on a mask boundary flips in or out. Default 0.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub boundary_noise: f32,
+    /// Probability that a crop's feature is mixed with another object's description
+    /// (a confused embedding). Default 0.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub confusion: f32,
+    /// Weight of the other description in a confused feature, [0, 1]. Default 0.5.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub confusion_weight: f32,
+    /// Standard deviation of Gaussian noise added to each feature component before
+    /// normalising. Default 0.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub feature_noise: f32,
+    /// Cosine similarity of query and object description above which the simulated VLM
+    /// confirms even without every query word in the description. Default 0.8.
+    #[garde(range(min = -1.0, max = 1.0))]
+    pub vlm_similarity_threshold: f32,
+    /// Probability that the simulated VLM flips its answer. Default 0.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub vlm_error_rate: f32,
+}
+
+impl Default for PerceptionSimulationConfig {
+    fn default() -> Self {
+        Self {
+            seed: 0,
+            over_segmentation: 0.0,
+            under_segmentation: 0.0,
+            boundary_noise: 0.0,
+            confusion: 0.0,
+            confusion_weight: 0.5,
+            feature_noise: 0.0,
+            vlm_similarity_threshold: 0.8,
+            vlm_error_rate: 0.0,
+        }
+    }
+}
+
+/// Building a map offline from a rosbag2 MCAP recording (`asp map --bag`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReplayConfig {
+    /// sensor_msgs/Image, rgb8/bgr8/rgba8/bgra8. Default `/camera/color/image_raw`.
+    #[garde(length(min = 1))]
+    pub rgb_topic: String,
+    /// sensor_msgs/Image, 32FC1 (metres) or 16UC1 (millimetres), registered to the colour
+    /// image. Default `/camera/aligned_depth_to_color/image_raw`.
+    #[garde(length(min = 1))]
+    pub depth_topic: String,
+    /// sensor_msgs/CameraInfo of the colour camera. Default `/camera/color/camera_info`.
+    #[garde(length(min = 1))]
+    pub camera_info_topic: String,
+    /// tf2_msgs/TFMessage topics. Default [/tf, /tf_static].
+    #[garde(skip)]
+    pub tf_topics: Vec<String>,
+    /// Colour and depth images pair up when their stamps differ by at most this, seconds.
+    /// Default 0.02.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub max_sync_offset_s: f64,
+    /// How far a transform may be looked up outside the recorded TF stamps, seconds.
+    /// Default 0.1.
+    #[garde(range(min = 0.0, max = 10.0))]
+    pub tf_tolerance_s: f64,
+    /// A new keyframe needs the camera to move at least this far, metres ... Default 0.15.
+    #[garde(range(min = 0.0, max = 100.0))]
+    pub keyframe_min_translation: f32,
+    /// ... or turn at least this much, degrees. Default 15.
+    #[garde(range(min = 0.0, max = 360.0))]
+    pub keyframe_min_rotation_deg: f32,
+    /// Stop after this many keyframes; 0 reads the whole bag. Default 0.
+    #[garde(range(max = 100_000))]
+    pub max_keyframes: usize,
+}
+
+impl Default for ReplayConfig {
+    fn default() -> Self {
+        Self {
+            rgb_topic: "/camera/color/image_raw".into(),
+            depth_topic: "/camera/aligned_depth_to_color/image_raw".into(),
+            camera_info_topic: "/camera/color/camera_info".into(),
+            tf_topics: vec!["/tf".into(), "/tf_static".into()],
+            max_sync_offset_s: 0.02,
+            tf_tolerance_s: 0.1,
+            keyframe_min_translation: 0.15,
+            keyframe_min_rotation_deg: 15.0,
+            max_keyframes: 0,
         }
     }
 }

@@ -1,5 +1,7 @@
 //! `skill_executor_node`: skills as pose goals through MoveIt 2 (SPEC §1.4).
 
+use std::collections::BTreeMap;
+
 use garde::Validate;
 use serde::{Deserialize, Serialize};
 
@@ -49,6 +51,44 @@ pub struct MotionInterfaces {
     /// Seconds MoveIt may plan. Default 5.
     #[garde(range(min = 0.1, max = 120.0))]
     pub planning_time_s: f64,
+    /// move_group's service for reading the planning scene; its allowed collision
+    /// matrix is extended (never replaced) when a motion may touch objects. Default
+    /// `/get_planning_scene`.
+    #[garde(length(min = 1))]
+    pub planning_scene_service: String,
+    /// Links that may touch the objects a motion allows contact with (the gripper's
+    /// collision links). Default: the xArm gripper's seven links.
+    #[garde(length(min = 1), inner(length(min = 1)))]
+    pub touch_links: Vec<String>,
+    /// Joints of the planning group, in order. Default `joint1` … `joint6`.
+    #[garde(length(min = 1), inner(length(min = 1)))]
+    pub joint_names: Vec<String>,
+    /// Named joint configurations (radians, in `joint_names` order) for
+    /// `move_to_named`. Default `home`: all zeros.
+    #[garde(custom(targets_match(&self.joint_names)))]
+    pub named_targets: BTreeMap<String, Vec<f64>>,
+}
+
+fn targets_match(
+    joints: &[String],
+) -> impl FnOnce(&BTreeMap<String, Vec<f64>>, &()) -> garde::Result + '_ {
+    move |targets, _| {
+        for (name, values) in targets {
+            if values.len() != joints.len() {
+                return Err(garde::Error::new(format!(
+                    "named target {name:?} has {} values for {} joints",
+                    values.len(),
+                    joints.len()
+                )));
+            }
+            if let Some(v) = values.iter().find(|v| !v.is_finite()) {
+                return Err(garde::Error::new(format!(
+                    "named target {name:?} holds {v}, not a finite angle"
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Default for MotionInterfaces {
@@ -63,6 +103,20 @@ impl Default for MotionInterfaces {
             linear_pipeline: "pilz_industrial_motion_planner".into(),
             linear_planner: "LIN".into(),
             planning_time_s: 5.0,
+            planning_scene_service: "/get_planning_scene".into(),
+            touch_links: [
+                "xarm_gripper_base_link",
+                "left_outer_knuckle",
+                "left_finger",
+                "left_inner_knuckle",
+                "right_outer_knuckle",
+                "right_finger",
+                "right_inner_knuckle",
+            ]
+            .map(String::from)
+            .to_vec(),
+            joint_names: (1..=6).map(|i| format!("joint{i}")).collect(),
+            named_targets: BTreeMap::from([("home".to_string(), vec![0.0; 6])]),
         }
     }
 }

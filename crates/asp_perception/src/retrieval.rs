@@ -1,0 +1,238 @@
+//! `object_retrieval(query)` (SPEC §1.3): the top-k objects by cosine similarity between
+//! the query's text embedding and the objects' features, each then shown to a VLM (its
+//! best crops) that confirms or rejects it, so the number returned varies with no
+//! similarity threshold to tune. Confirmed objects get keys such as `red_mug_0`, held by
+//! an [`ObjectRegistry`] that maps keys to map ids for as long as the map is not rebuilt.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use asp_config::sections::perception::RetrievalConfig;
+use asp_core::ObjectKey;
+use asp_core::map::{ObjectId, ObjectMap};
+use asp_core::models::{RetrievalVlm, TextEmbedder};
+use serde::{Deserialize, Serialize};
+
+use crate::PerceptionError;
+
+/// The agent's names for map objects: a stable mapping key ↔ [`ObjectId`]. The agent
+/// session owns one; it is cleared when the map is rebuilt (ids change then).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ObjectRegistry {
+    by_key: BTreeMap<ObjectKey, ObjectId>,
+    by_id: BTreeMap<ObjectId, ObjectKey>,
+    /// Next counter per key stem (`red_mug` → 1 after `red_mug_0`).
+    counters: BTreeMap<String, u32>,
+}
+
+impl ObjectRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The object a key names.
+    pub fn resolve(&self, key: &ObjectKey) -> Option<ObjectId> {
+        self.by_key.get(key).copied()
+    }
+
+    /// The object a key names, or an error naming the key.
+    pub fn require(&self, key: &ObjectKey) -> Result<ObjectId, PerceptionError> {
+        self.resolve(key)
+            .ok_or_else(|| PerceptionError::UnknownObject(key.to_string()))
+    }
+
+    /// The key an object already has.
+    pub fn key_of(&self, id: ObjectId) -> Option<&ObjectKey> {
+        self.by_id.get(&id)
+    }
+
+    /// Every key with its object, in key order.
+    pub fn entries(&self) -> impl Iterator<Item = (&ObjectKey, ObjectId)> {
+        self.by_key.iter().map(|(k, v)| (k, *v))
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_key.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_key.is_empty()
+    }
+
+    /// The key of `id`: its existing key if it has one (an object keeps its first name,
+    /// whatever later query finds it again), else a new `stem_N` from `query`.
+    pub fn register(&mut self, query: &str, id: ObjectId) -> ObjectKey {
+        if let Some(k) = self.by_id.get(&id) {
+            return k.clone();
+        }
+        let probe = ObjectKey::from_query(query, 0);
+        let stem = probe
+            .as_str()
+            .strip_suffix("_0")
+            .unwrap_or(probe.as_str())
+            .to_owned();
+        let counter = self.counters.entry(stem).or_insert(0);
+        let mut key = ObjectKey::from_query(query, *counter);
+        *counter += 1;
+        while self.by_key.contains_key(&key) {
+            key = ObjectKey::from_query(query, *counter);
+            *counter += 1;
+        }
+        self.by_key.insert(key.clone(), id);
+        self.by_id.insert(id, key.clone());
+        key
+    }
+
+    /// Forgets every key (after a rebuild); counters restart.
+    pub fn clear(&mut self) {
+        *self = Self::default();
+    }
+
+    /// Drops keys whose object is no longer in `map` (merged away); returns them.
+    pub fn retain_existing(&mut self, map: &ObjectMap) -> Vec<ObjectKey> {
+        let gone: Vec<ObjectKey> = self
+            .by_key
+            .iter()
+            .filter(|(_, id)| map.get(**id).is_none())
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in &gone {
+            if let Some(id) = self.by_key.remove(k) {
+                self.by_id.remove(&id);
+            }
+        }
+        gone
+    }
+}
+
+/// One ranked candidate of a retrieval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    pub id: ObjectId,
+    /// Cosine similarity of the query and the object's features.
+    pub similarity: f32,
+    /// The VLM's answer (true when confirmation is off).
+    pub confirmed: bool,
+    /// The key given to a confirmed candidate.
+    pub key: Option<ObjectKey>,
+}
+
+/// The result of `object_retrieval`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Retrieval {
+    pub query: String,
+    /// Keys of the confirmed objects, best similarity first.
+    pub keys: Vec<ObjectKey>,
+    /// Every top-k candidate and the VLM's answer about it.
+    pub candidates: Vec<Candidate>,
+}
+
+/// Runs `object_retrieval` over a map.
+#[derive(Clone)]
+pub struct ObjectRetriever {
+    text: Arc<dyn TextEmbedder>,
+    vlm: Option<Arc<dyn RetrievalVlm>>,
+    config: RetrievalConfig,
+}
+
+impl std::fmt::Debug for ObjectRetriever {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ObjectRetriever")
+            .field("config", &self.config)
+            .field("vlm", &self.vlm.is_some())
+            .finish()
+    }
+}
+
+impl ObjectRetriever {
+    /// `vlm` may be `None` only with `confirm_with_vlm: false`.
+    pub fn new(
+        text: Arc<dyn TextEmbedder>,
+        vlm: Option<Arc<dyn RetrievalVlm>>,
+        config: RetrievalConfig,
+    ) -> Result<Self, PerceptionError> {
+        if config.confirm_with_vlm && vlm.is_none() {
+            return Err(PerceptionError::config(
+                "object_map_node.retrieval.confirm_with_vlm",
+                "is true but no retrieval VLM was given",
+            ));
+        }
+        Ok(Self { text, vlm, config })
+    }
+
+    pub fn config(&self) -> &RetrievalConfig {
+        &self.config
+    }
+
+    /// Top-k by similarity, VLM confirmation of each from its best crops, keys for the
+    /// confirmed ones (registered in `registry`).
+    pub async fn retrieve(
+        &self,
+        map: &ObjectMap,
+        registry: &mut ObjectRegistry,
+        query: &str,
+    ) -> Result<Retrieval, PerceptionError> {
+        let q = self.text.embed_text(query)?;
+        let ranked = map.top_k_by_similarity(&q, self.config.top_k);
+        let mut candidates = Vec::with_capacity(ranked.len());
+        let mut keys = Vec::new();
+        for (id, similarity) in ranked {
+            let confirmed = match (&self.vlm, self.config.confirm_with_vlm) {
+                (Some(vlm), true) => {
+                    let object = map
+                        .get(id)
+                        .ok_or_else(|| PerceptionError::UnknownObject(id.to_string()))?;
+                    let views: Vec<_> = object
+                        .crops
+                        .iter()
+                        .take(self.config.crops_per_candidate)
+                        .map(|c| c.observation())
+                        .collect();
+                    !views.is_empty() && vlm.confirm(query, &views).await?
+                }
+                _ => true,
+            };
+            let key = confirmed.then(|| registry.register(query, id));
+            if let Some(k) = &key {
+                keys.push(k.clone());
+            }
+            candidates.push(Candidate {
+                id,
+                similarity,
+                confirmed,
+                key,
+            });
+        }
+        tracing::debug!(query, found = keys.len(), "object retrieval");
+        Ok(Retrieval {
+            query: query.to_owned(),
+            keys,
+            candidates,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_count_up_per_stem_and_objects_keep_their_first_key() {
+        let mut r = ObjectRegistry::new();
+        let a = r.register("red mug", ObjectId(7));
+        let b = r.register("Red mug!", ObjectId(9));
+        assert_eq!((a.as_str(), b.as_str()), ("red_mug_0", "red_mug_1"));
+        // found again by another query: same key
+        assert_eq!(r.register("mug", ObjectId(7)).as_str(), "red_mug_0");
+        assert_eq!(r.register("mug", ObjectId(3)).as_str(), "mug_0");
+        assert_eq!(r.resolve(&a), Some(ObjectId(7)));
+        assert_eq!(r.key_of(ObjectId(9)), Some(&b));
+        assert!(r.require(&ObjectKey::new("bowl_0").unwrap()).is_err());
+        let mut map = ObjectMap::new("map");
+        assert_eq!(r.retain_existing(&map).len(), 3);
+        assert!(r.is_empty());
+        let _ = map.allocate_id();
+        r.clear();
+        assert_eq!(r.register("red mug", ObjectId(1)).as_str(), "red_mug_0");
+    }
+}

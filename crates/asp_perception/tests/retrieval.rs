@@ -1,0 +1,173 @@
+//! object_retrieval and the spatial tools on a map built from a synthetic keyframe, with
+//! the simulated retrieval VLM and the real MiniLM text embedder.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::sync::Arc;
+
+use asp_config::ObjectMapConfig;
+use asp_config::sections::perception::{PerceptionSimulationConfig, RetrievalConfig};
+use asp_core::geometry::{Isometry3, Transform};
+use asp_core::map::{ObjectId, ObjectMap};
+use asp_core::models::{RetrievalVlm, TextEmbedder};
+use asp_perception::{
+    MapBuilder, ObjectRegistry, ObjectRetriever, SimulatedImageEmbedder, SimulatedRetrievalVlm,
+    SimulatedSegmenter, spatial,
+};
+use support::scene;
+
+fn map(text: &Arc<dyn TextEmbedder>) -> ObjectMap {
+    let config = ObjectMapConfig::default();
+    let mut b = MapBuilder::new(
+        &config,
+        "map",
+        Arc::new(SimulatedSegmenter::new(config.simulation.clone())),
+        Arc::new(SimulatedImageEmbedder::new(
+            Arc::clone(text),
+            config.simulation.clone(),
+        )),
+    )
+    .unwrap();
+    let pose = &scene::tabletop_views()[0];
+    b.add_keyframe(&scene::render(
+        &scene::tabletop(),
+        pose,
+        scene::intrinsics(320, 240),
+        0.0,
+        0,
+    ))
+    .unwrap();
+    b.into_map()
+}
+
+/// The object whose centroid is nearest `p` (how the test knows which is which).
+fn object_at(map: &ObjectMap, p: [f32; 3]) -> ObjectId {
+    map.objects
+        .iter()
+        .min_by(|a, b| {
+            let d = |o: &asp_core::map::Object| {
+                (o.point_cloud.centroid().unwrap() - scene::point(p[0], p[1], p[2])).norm()
+            };
+            d(a).total_cmp(&d(b))
+        })
+        .unwrap()
+        .id
+}
+
+fn retriever(
+    text: &Arc<dyn TextEmbedder>,
+    sim: PerceptionSimulationConfig,
+    config: RetrievalConfig,
+) -> ObjectRetriever {
+    let vlm: Arc<dyn RetrievalVlm> = Arc::new(SimulatedRetrievalVlm::new(Arc::clone(text), sim));
+    ObjectRetriever::new(Arc::clone(text), Some(vlm), config).unwrap()
+}
+
+#[tokio::test]
+async fn retrieval_confirms_only_what_the_query_names() {
+    let text: Arc<dyn TextEmbedder> = Arc::new(support::minilm());
+    let map = map(&text);
+    let mug = object_at(&map, [0.84, -0.26, 0.8]);
+    let bowl = object_at(&map, [0.98, 0.08, 0.76]);
+    let r = retriever(
+        &text,
+        PerceptionSimulationConfig::default(),
+        RetrievalConfig::default(),
+    );
+    let mut reg = ObjectRegistry::new();
+
+    let found = r.retrieve(&map, &mut reg, "red mug").await.unwrap();
+    assert_eq!(found.candidates.len(), 3, "top-k candidates");
+    assert_eq!(found.candidates[0].id, mug, "{found:?}");
+    assert_eq!(found.keys.len(), 1, "{found:?}");
+    assert_eq!(found.keys[0].as_str(), "red_mug_0");
+    assert_eq!(reg.resolve(&found.keys[0]), Some(mug));
+
+    let again = r.retrieve(&map, &mut reg, "mug").await.unwrap();
+    assert_eq!(
+        again.keys.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
+        vec!["red_mug_0"]
+    );
+
+    let bowl_found = r.retrieve(&map, &mut reg, "the blue bowl").await.unwrap();
+    assert_eq!(bowl_found.keys.len(), 1, "{bowl_found:?}");
+    assert_eq!(reg.resolve(&bowl_found.keys[0]), Some(bowl));
+    assert_eq!(bowl_found.keys[0].as_str(), "the_blue_bowl_0");
+
+    // nothing in the scene is one: every candidate is rejected
+    let none = r
+        .retrieve(&map, &mut reg, "a purple elephant")
+        .await
+        .unwrap();
+    assert!(none.keys.is_empty(), "{none:?}");
+    assert_eq!(none.candidates.len(), 3);
+
+    // without confirmation the top-k come back as they are
+    let unconfirmed = retriever(
+        &text,
+        PerceptionSimulationConfig::default(),
+        RetrievalConfig {
+            confirm_with_vlm: false,
+            top_k: 2,
+            ..Default::default()
+        },
+    );
+    let mut reg2 = ObjectRegistry::new();
+    let all = unconfirmed
+        .retrieve(&map, &mut reg2, "a purple elephant")
+        .await
+        .unwrap();
+    assert_eq!(all.keys.len(), 2);
+
+    // a VLM that is always wrong confirms the others and rejects the mug
+    let liar = retriever(
+        &text,
+        PerceptionSimulationConfig {
+            vlm_error_rate: 1.0,
+            ..Default::default()
+        },
+        RetrievalConfig::default(),
+    );
+    let mut reg3 = ObjectRegistry::new();
+    let wrong = liar.retrieve(&map, &mut reg3, "red mug").await.unwrap();
+    assert_eq!(wrong.keys.len(), 2, "{wrong:?}");
+    assert!(wrong.keys.iter().all(|k| reg3.resolve(k) != Some(mug)));
+}
+
+#[test]
+fn simulated_vlm_rule() {
+    let text: Arc<dyn TextEmbedder> = Arc::new(support::minilm());
+    let vlm = SimulatedRetrievalVlm::new(Arc::clone(&text), PerceptionSimulationConfig::default());
+    let desc = "a red ceramic mug with a handle";
+    assert!(vlm.matches("red mug", "mug", desc).unwrap());
+    assert!(vlm.matches("Mugs", "mug", desc).unwrap());
+    assert!(!vlm.matches("blue mug", "mug", desc).unwrap());
+    assert!(!vlm.matches("kettle", "mug", desc).unwrap());
+}
+
+#[test]
+fn spatial_tools_on_a_built_map() {
+    let text: Arc<dyn TextEmbedder> = Arc::new(support::minilm());
+    let map = map(&text);
+    let mug = object_at(&map, [0.84, -0.26, 0.8]);
+    let book = object_at(&map, [0.86, 0.33, 0.74]);
+    let apple = object_at(&map, [1.13, -0.11, 0.74]);
+    // the robot at the origin facing +x (the camera's viewpoint)
+    let base = Transform::new("map", "base_link", Isometry3::identity());
+    assert!(spatial::left_of(&map, book, mug, &base).unwrap());
+    assert!(spatial::right_of(&map, mug, book, &base).unwrap());
+    assert!(spatial::right_of(&map, apple, book, &base).unwrap());
+    // the mug's visible surface is about 0.85 m ahead and 0.26 m right
+    let d = spatial::distance_to(&map, mug, &base).unwrap();
+    assert!((d - 0.87).abs() < 0.06, "{d}");
+    let between = spatial::distance_between(&map, mug, book).unwrap();
+    assert!((between - 0.59).abs() < 0.08, "{between}");
+    // the book lies flat: 22 × 15 cm, 4 cm high (only its top and front are seen)
+    let s = spatial::size_of(&map, book).unwrap();
+    assert!(
+        (s.length - 0.22).abs() < 0.03 && (s.width - 0.15).abs() < 0.03,
+        "{s:?}"
+    );
+    assert!(s.height < 0.06, "{s:?}");
+}

@@ -1,0 +1,729 @@
+//! The action server state machine (see the module documentation of [`crate::action`]).
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio::sync::{oneshot, watch};
+use tokio::task::{JoinHandle, JoinSet};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, debug, info, info_span, warn};
+
+use super::{
+    FeedbackSink, GoalRequest, GoalResponse, GoalState, Incoming, ResultResponse, ServerPorts,
+};
+use crate::RosError;
+use crate::msg::action_msgs::{
+    CancelGoalRequest, CancelGoalResponse, GoalInfo, GoalStatus, GoalStatusArray,
+};
+use crate::msg::builtin_interfaces::Time;
+use crate::msg::unique_identifier_msgs::UUID;
+use crate::msg::{EndReason, RosAction};
+
+/// What the server does with a new goal while another one runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BusyPolicy {
+    /// Accept it and stop the running goal (which ends ABORTED), as Nav2 does.
+    Preempt,
+    /// Reject it.
+    Reject,
+}
+
+/// Server behaviour.
+#[derive(Debug, Clone)]
+pub struct ActionServerOptions {
+    pub busy: BusyPolicy,
+    /// How long finished goals (and their results) are kept. ROS 2's default is 15 min.
+    pub result_timeout: Duration,
+    /// While `true`, new goals are rejected; turning `true` aborts the running goal.
+    pub estop: Option<watch::Receiver<bool>>,
+    /// How long the server waits for handlers to stop when it shuts down.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ActionServerOptions {
+    fn default() -> Self {
+        Self {
+            busy: BusyPolicy::Preempt,
+            result_timeout: Duration::from_secs(900),
+            estop: None,
+            shutdown_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+/// How a goal handler ended a goal.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GoalOutcome<R> {
+    Succeeded(R),
+    Aborted(R),
+    /// The handler stopped because its token was cancelled. The goal ends CANCELED if a
+    /// client asked to cancel it, ABORTED if it was preempted or stopped otherwise.
+    Canceled(R),
+}
+
+/// Executes goals of one action.
+#[async_trait]
+pub trait GoalHandler<A: RosAction>: Send + Sync + 'static {
+    /// Decides at once whether to accept a goal; `Err` rejects it with the reason
+    /// (logged). Keep it quick: it runs before the client gets its answer.
+    fn validate(&self, goal: &A::Goal) -> Result<(), String> {
+        let _ = goal;
+        Ok(())
+    }
+
+    /// Runs an accepted goal to its end. Must watch `ctx`'s cancellation and stop the
+    /// real work when it fires.
+    async fn execute(&self, goal: A::Goal, ctx: GoalContext<A>) -> GoalOutcome<A::Result>;
+}
+
+/// A goal handler made of a closure (see [`goal_fn`]).
+pub struct FnHandler<A, F> {
+    f: F,
+    _a: PhantomData<fn() -> A>,
+}
+
+impl<A, F> std::fmt::Debug for FnHandler<A, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FnHandler")
+    }
+}
+
+/// A goal handler that runs `f(goal, ctx)` and accepts every goal.
+pub fn goal_fn<A, F, Fut>(f: F) -> FnHandler<A, F>
+where
+    A: RosAction,
+    F: Fn(A::Goal, GoalContext<A>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = GoalOutcome<A::Result>> + Send + 'static,
+{
+    FnHandler { f, _a: PhantomData }
+}
+
+#[async_trait]
+impl<A, F, Fut> GoalHandler<A> for FnHandler<A, F>
+where
+    A: RosAction,
+    F: Fn(A::Goal, GoalContext<A>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = GoalOutcome<A::Result>> + Send + 'static,
+{
+    async fn execute(&self, goal: A::Goal, ctx: GoalContext<A>) -> GoalOutcome<A::Result> {
+        (self.f)(goal, ctx).await
+    }
+}
+
+/// What a handler gets with its goal: the id, the cancellation token, the reason it
+/// was stopped and a way to publish feedback.
+pub struct GoalContext<A: RosAction> {
+    id: UUID,
+    action: Arc<str>,
+    cancel: CancellationToken,
+    reason: Arc<OnceLock<EndReason>>,
+    feedback: FeedbackSink<A::Feedback>,
+}
+
+impl<A: RosAction> std::fmt::Debug for GoalContext<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GoalContext")
+            .field("id", &self.id.to_string())
+            .field("action", &self.action)
+            .finish()
+    }
+}
+
+impl<A: RosAction> GoalContext<A> {
+    pub fn goal_id(&self) -> UUID {
+        self.id
+    }
+
+    /// Cancelled when the goal must stop (cancel request, preemption, e-stop, shutdown).
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    pub async fn cancelled(&self) {
+        self.cancel.cancelled().await
+    }
+
+    /// Why the goal was told to stop, once it was.
+    pub fn stop_reason(&self) -> Option<EndReason> {
+        self.reason.get().copied()
+    }
+
+    /// The outcome to return after stopping for [`Self::stop_reason`], with the result
+    /// the action fills in for it ([`RosAction::result_for`]).
+    pub fn stopped_outcome(&self) -> GoalOutcome<A::Result> {
+        let reason = self.stop_reason().unwrap_or(EndReason::Canceled);
+        let message = stop_message(reason);
+        let result = A::result_for(reason, message);
+        match reason {
+            EndReason::Canceled => GoalOutcome::Canceled(result),
+            _ => GoalOutcome::Aborted(result),
+        }
+    }
+
+    /// Publishes feedback for this goal.
+    pub fn publish_feedback(&self, feedback: A::Feedback) -> Result<(), RosError> {
+        (self.feedback)(self.id, feedback)
+    }
+}
+
+fn stop_message(reason: EndReason) -> &'static str {
+    match reason {
+        EndReason::Preempted => "preempted by a newer goal",
+        EndReason::Canceled => "canceled on request",
+        EndReason::EStop => "stopped by the e-stop",
+        EndReason::Shutdown => "the action server shut down",
+        EndReason::HandlerFailed => "the goal handler failed",
+    }
+}
+
+/// A running action server; dropping it shuts the server down (running goals end
+/// ABORTED after their handlers stop).
+pub struct ActionServer<A: RosAction> {
+    name: String,
+    shutdown: CancellationToken,
+    task: Option<JoinHandle<()>>,
+    _a: PhantomData<fn() -> A>,
+}
+
+impl<A: RosAction> std::fmt::Debug for ActionServer<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ActionServer")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+impl<A: RosAction> Drop for ActionServer<A> {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+impl<A: RosAction> ActionServer<A> {
+    pub(crate) fn start<H: GoalHandler<A>>(
+        name: String,
+        ports: ServerPorts<A>,
+        options: ActionServerOptions,
+        handler: H,
+    ) -> Self {
+        let shutdown = CancellationToken::new();
+        let span = info_span!("action_server", action = %name, r#type = %A::type_name());
+        let task = tokio::spawn(
+            run(
+                name.clone(),
+                ports,
+                options,
+                Arc::new(handler),
+                shutdown.clone(),
+            )
+            .instrument(span),
+        );
+        Self {
+            name,
+            shutdown,
+            task: Some(task),
+            _a: PhantomData,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Stops the server and waits until every goal has ended.
+    pub async fn shutdown(mut self) {
+        self.shutdown.cancel();
+        if let Some(task) = self.task.take()
+            && let Err(e) = task.await
+        {
+            warn!(action = %self.name, "action server task failed: {e}");
+        }
+    }
+}
+
+struct Entry<A: RosAction> {
+    seq: u64,
+    stamp: Time,
+    state: GoalState,
+    cancel: CancellationToken,
+    reason: Arc<OnceLock<EndReason>>,
+    result: Option<A::Result>,
+    waiters: Vec<oneshot::Sender<ResultResponse<A::Result>>>,
+    finished_at: Option<Instant>,
+}
+
+struct Shared<A: RosAction> {
+    name: Arc<str>,
+    goals: Mutex<HashMap<UUID, Entry<A>>>,
+    status: Box<dyn Fn(GoalStatusArray) -> Result<(), RosError> + Send + Sync>,
+    feedback: FeedbackSink<A::Feedback>,
+    result_timeout: Duration,
+    /// Keeps the transport endpoints alive while goals finish.
+    _guard: crate::transport::Guard,
+}
+
+impl<A: RosAction> Shared<A> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<UUID, Entry<A>>> {
+        self.goals.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn publish_status(&self) {
+        let array = {
+            let goals = self.lock();
+            let mut list: Vec<(u64, GoalStatus)> = goals
+                .iter()
+                .map(|(id, e)| {
+                    (
+                        e.seq,
+                        GoalStatus {
+                            goal_info: GoalInfo {
+                                goal_id: *id,
+                                stamp: e.stamp,
+                            },
+                            status: e.state.code(),
+                        },
+                    )
+                })
+                .collect();
+            list.sort_by_key(|(seq, _)| *seq);
+            GoalStatusArray {
+                status_list: list.into_iter().map(|(_, s)| s).collect(),
+            }
+        };
+        if let Err(e) = (self.status)(array) {
+            warn!(action = %self.name, "could not publish goal status: {e}");
+        }
+    }
+
+    fn has_active(&self) -> Option<UUID> {
+        self.lock()
+            .iter()
+            .find(|(_, e)| !e.state.is_terminal())
+            .map(|(id, _)| *id)
+    }
+
+    /// Tells every unfinished goal to stop for `reason`.
+    fn stop_active(&self, reason: EndReason) {
+        let goals = self.lock();
+        for (id, e) in goals.iter() {
+            if !e.state.is_terminal() {
+                let _ = e.reason.set(reason);
+                e.cancel.cancel();
+                debug!(action = %self.name, goal = %id, ?reason, "stopping goal");
+            }
+        }
+    }
+
+    fn set_executing(&self, id: &UUID) {
+        let changed = {
+            let mut goals = self.lock();
+            match goals.get_mut(id) {
+                Some(e) if e.state == GoalState::Accepted => {
+                    e.state = GoalState::Executing;
+                    true
+                }
+                _ => false,
+            }
+        };
+        if changed {
+            self.publish_status();
+        }
+    }
+
+    fn state_of(&self, id: &UUID) -> Option<GoalState> {
+        self.lock().get(id).map(|e| e.state)
+    }
+
+    /// Moves a goal to its terminal state and answers its result requests. A goal that
+    /// already ended keeps its first terminal state.
+    fn finish(&self, id: &UUID, state: GoalState, result: A::Result) {
+        let waiters = {
+            let mut goals = self.lock();
+            let Some(e) = goals.get_mut(id) else {
+                return;
+            };
+            if e.state.is_terminal() {
+                warn!(action = %self.name, goal = %id, "goal already ended; ignoring {state:?}");
+                return;
+            }
+            e.state = state;
+            e.result = Some(result.clone());
+            e.finished_at = Some(Instant::now());
+            std::mem::take(&mut e.waiters)
+        };
+        info!(action = %self.name, goal = %id, ?state, "goal ended");
+        for w in waiters {
+            let _ = w.send(ResultResponse {
+                status: state.code(),
+                result: result.clone(),
+            });
+        }
+        self.publish_status();
+    }
+
+    /// Forgets goals that finished longer than `result_timeout` ago.
+    fn expire(&self) {
+        let removed = {
+            let mut goals = self.lock();
+            let before = goals.len();
+            let timeout = self.result_timeout;
+            goals.retain(|_, e| e.finished_at.is_none_or(|t| t.elapsed() < timeout));
+            before != goals.len()
+        };
+        if removed {
+            self.publish_status();
+        }
+    }
+}
+
+async fn run<A: RosAction, H: GoalHandler<A>>(
+    name: String,
+    ports: ServerPorts<A>,
+    options: ActionServerOptions,
+    handler: Arc<H>,
+    shutdown: CancellationToken,
+) {
+    let ServerPorts {
+        mut goals,
+        mut cancels,
+        mut results,
+        feedback,
+        status,
+        guard,
+    } = ports;
+    let shared = Arc::new(Shared::<A> {
+        name: name.as_str().into(),
+        goals: Mutex::new(HashMap::new()),
+        status,
+        feedback,
+        result_timeout: options.result_timeout,
+        _guard: guard,
+    });
+    shared.publish_status();
+    let exec_lock = Arc::new(tokio::sync::Mutex::new(()));
+    let mut tasks = JoinSet::new();
+    let mut estop = options.estop.clone();
+    let mut seq = 0u64;
+    let mut expiry = tokio::time::interval(Duration::from_secs(1).min(options.result_timeout));
+    expiry.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            Some(incoming) = goals.recv() => {
+                seq += 1;
+                on_goal(&shared, &handler, &options, estop_engaged(&estop), incoming, seq,
+                        &exec_lock, &mut tasks);
+            }
+            Some(incoming) = cancels.recv() => on_cancel(&shared, incoming),
+            Some(incoming) = results.recv() => on_result_request(&shared, incoming),
+            engaged = estop_changed(&mut estop) => {
+                if engaged {
+                    warn!(action = %name, "e-stop engaged: stopping goals");
+                    shared.stop_active(EndReason::EStop);
+                }
+            }
+            _ = expiry.tick() => shared.expire(),
+            Some(joined) = tasks.join_next(), if !tasks.is_empty() => {
+                if let Err(e) = joined {
+                    warn!(action = %name, "goal task failed: {e}");
+                }
+            }
+            else => break,
+        }
+    }
+    // shutting down: stop goals, let handlers return, end whatever did not
+    shared.stop_active(EndReason::Shutdown);
+    let grace = tokio::time::sleep(options.shutdown_grace);
+    tokio::pin!(grace);
+    while !tasks.is_empty() {
+        tokio::select! {
+            _ = tasks.join_next() => {}
+            _ = &mut grace => {
+                warn!(action = %name, "goal handlers did not stop within {:?}", options.shutdown_grace);
+                tasks.abort_all();
+                break;
+            }
+        }
+    }
+    let unfinished: Vec<UUID> = shared
+        .lock()
+        .iter()
+        .filter(|(_, e)| !e.state.is_terminal())
+        .map(|(id, _)| *id)
+        .collect();
+    for id in unfinished {
+        let msg = stop_message(EndReason::Shutdown);
+        shared.finish(
+            &id,
+            GoalState::Aborted,
+            A::result_for(EndReason::Shutdown, msg),
+        );
+    }
+    // clients fetch results once they see the terminal status: answer them a while
+    // longer, and refuse new goals meanwhile
+    let linger = tokio::time::sleep(options.shutdown_grace.min(RESULT_LINGER));
+    tokio::pin!(linger);
+    loop {
+        tokio::select! {
+            _ = &mut linger => break,
+            Some(incoming) = results.recv() => on_result_request(&shared, incoming),
+            Some(incoming) = cancels.recv() => on_cancel(&shared, incoming),
+            Some(incoming) = goals.recv() => {
+                info!(action = %name, "goal rejected: the server is shutting down");
+                let _ = incoming.reply.send(GoalResponse { accepted: false, stamp: Time::now() });
+            }
+            else => break,
+        }
+    }
+}
+
+/// How long a server that shuts down keeps answering result requests.
+const RESULT_LINGER: Duration = Duration::from_secs(1);
+
+fn estop_engaged(estop: &Option<watch::Receiver<bool>>) -> bool {
+    estop.as_ref().is_some_and(|rx| *rx.borrow())
+}
+
+/// Resolves with the new e-stop value when it changes; never when there is none.
+async fn estop_changed(estop: &mut Option<watch::Receiver<bool>>) -> bool {
+    match estop {
+        Some(rx) => match rx.changed().await {
+            Ok(()) => *rx.borrow_and_update(),
+            Err(_) => {
+                *estop = None;
+                std::future::pending().await
+            }
+        },
+        None => std::future::pending().await,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn on_goal<A: RosAction, H: GoalHandler<A>>(
+    shared: &Arc<Shared<A>>,
+    handler: &Arc<H>,
+    options: &ActionServerOptions,
+    estop: bool,
+    incoming: Incoming<GoalRequest<A::Goal>, GoalResponse>,
+    seq: u64,
+    exec_lock: &Arc<tokio::sync::Mutex<()>>,
+    tasks: &mut JoinSet<()>,
+) {
+    let Incoming { request, reply } = incoming;
+    let GoalRequest { goal_id, goal } = request;
+    let rejection = if shared.lock().contains_key(&goal_id) {
+        Some("a goal with this id already exists".to_string())
+    } else if estop {
+        Some("the e-stop is engaged".to_string())
+    } else if let Err(reason) = handler.validate(&goal) {
+        Some(reason)
+    } else {
+        match (shared.has_active(), options.busy) {
+            (Some(running), BusyPolicy::Reject) => Some(format!("busy with goal {running}")),
+            (Some(_), BusyPolicy::Preempt) => {
+                shared.stop_active(EndReason::Preempted);
+                None
+            }
+            (None, _) => None,
+        }
+    };
+    if let Some(reason) = rejection {
+        info!(action = %shared.name, goal = %goal_id, "goal rejected: {reason}");
+        let _ = reply.send(GoalResponse {
+            accepted: false,
+            stamp: Time::now(),
+        });
+        return;
+    }
+    let stamp = Time::now();
+    let cancel = CancellationToken::new();
+    let reason = Arc::new(OnceLock::new());
+    shared.lock().insert(
+        goal_id,
+        Entry {
+            seq,
+            stamp,
+            state: GoalState::Accepted,
+            cancel: cancel.clone(),
+            reason: reason.clone(),
+            result: None,
+            waiters: Vec::new(),
+            finished_at: None,
+        },
+    );
+    info!(action = %shared.name, goal = %goal_id, "goal accepted");
+    let _ = reply.send(GoalResponse {
+        accepted: true,
+        stamp,
+    });
+    shared.publish_status();
+    let ctx = GoalContext {
+        id: goal_id,
+        action: shared.name.clone(),
+        cancel,
+        reason,
+        feedback: shared.feedback.clone(),
+    };
+    let span = info_span!("goal", id = %goal_id);
+    tasks.spawn(
+        run_goal(
+            shared.clone(),
+            handler.clone(),
+            exec_lock.clone(),
+            goal,
+            ctx,
+        )
+        .instrument(span),
+    );
+}
+
+async fn run_goal<A: RosAction, H: GoalHandler<A>>(
+    shared: Arc<Shared<A>>,
+    handler: Arc<H>,
+    exec_lock: Arc<tokio::sync::Mutex<()>>,
+    goal: A::Goal,
+    ctx: GoalContext<A>,
+) {
+    let id = ctx.id;
+    // one goal executes at a time: a preempting goal waits here until the previous
+    // handler has returned
+    let _turn = exec_lock.lock_owned().await;
+    if ctx.is_cancelled() {
+        let reason = ctx.stop_reason().unwrap_or(EndReason::Shutdown);
+        let state = if reason == EndReason::Canceled {
+            GoalState::Canceled
+        } else {
+            GoalState::Aborted
+        };
+        let msg = format!("{} before it started", stop_message(reason));
+        shared.finish(&id, state, A::result_for(reason, &msg));
+        return;
+    }
+    shared.set_executing(&id);
+    // a separate task, so that a panicking handler ends its goal ABORTED
+    let outcome = tokio::spawn({
+        let handler = handler.clone();
+        async move { handler.execute(goal, ctx).await }
+    })
+    .await;
+    match outcome {
+        Ok(GoalOutcome::Succeeded(r)) => shared.finish(&id, GoalState::Succeeded, r),
+        Ok(GoalOutcome::Aborted(r)) => shared.finish(&id, GoalState::Aborted, r),
+        Ok(GoalOutcome::Canceled(r)) => {
+            let state = if shared.state_of(&id) == Some(GoalState::Canceling) {
+                GoalState::Canceled
+            } else {
+                GoalState::Aborted
+            };
+            shared.finish(&id, state, r);
+        }
+        Err(e) => {
+            let msg = format!("{}: {e}", stop_message(EndReason::HandlerFailed));
+            warn!(action = %shared.name, goal = %id, "{msg}");
+            shared.finish(
+                &id,
+                GoalState::Aborted,
+                A::result_for(EndReason::HandlerFailed, &msg),
+            );
+        }
+    }
+}
+
+fn on_cancel<A: RosAction>(
+    shared: &Shared<A>,
+    incoming: Incoming<CancelGoalRequest, CancelGoalResponse>,
+) {
+    let Incoming { request, reply } = incoming;
+    let GoalInfo { goal_id, stamp } = request.goal_info;
+    let id_given = !goal_id.is_zero();
+    let stamp_given = !stamp.is_zero();
+    let mut response = CancelGoalResponse {
+        return_code: CancelGoalResponse::ERROR_NONE,
+        goals_canceling: Vec::new(),
+    };
+    {
+        let mut goals = shared.lock();
+        if id_given && !stamp_given {
+            match goals.get(&goal_id) {
+                None => response.return_code = CancelGoalResponse::ERROR_UNKNOWN_GOAL_ID,
+                Some(e) if e.state.is_terminal() => {
+                    response.return_code = CancelGoalResponse::ERROR_GOAL_TERMINATED
+                }
+                Some(_) => {}
+            }
+        }
+        if response.return_code == CancelGoalResponse::ERROR_NONE {
+            let stamp_secs = stamp.as_secs_f64();
+            let mut matched: Vec<(u64, UUID)> = goals
+                .iter()
+                .filter(|(id, e)| {
+                    let selected = (!id_given && !stamp_given)
+                        || (id_given && **id == goal_id)
+                        || (stamp_given && e.stamp.as_secs_f64() <= stamp_secs);
+                    selected && matches!(e.state, GoalState::Accepted | GoalState::Executing)
+                })
+                .map(|(id, e)| (e.seq, *id))
+                .collect();
+            matched.sort_by_key(|(seq, _)| *seq);
+            for (_, id) in matched {
+                if let Some(e) = goals.get_mut(&id) {
+                    e.state = GoalState::Canceling;
+                    let _ = e.reason.set(EndReason::Canceled);
+                    e.cancel.cancel();
+                    response.goals_canceling.push(GoalInfo {
+                        goal_id: id,
+                        stamp: e.stamp,
+                    });
+                }
+            }
+            if response.goals_canceling.is_empty() {
+                response.return_code = CancelGoalResponse::ERROR_REJECTED;
+            }
+        }
+    }
+    info!(
+        action = %shared.name,
+        canceling = response.goals_canceling.len(),
+        code = response.return_code,
+        "cancel request"
+    );
+    let changed = !response.goals_canceling.is_empty();
+    let _ = reply.send(response);
+    if changed {
+        shared.publish_status();
+    }
+}
+
+fn on_result_request<A: RosAction>(
+    shared: &Shared<A>,
+    incoming: Incoming<UUID, ResultResponse<A::Result>>,
+) {
+    let Incoming { request: id, reply } = incoming;
+    let mut goals = shared.lock();
+    match goals.get_mut(&id) {
+        None => {
+            let _ = reply.send(ResultResponse {
+                status: GoalStatus::STATUS_UNKNOWN,
+                result: A::Result::default(),
+            });
+        }
+        Some(e) => match (&e.result, e.state.is_terminal()) {
+            (Some(result), true) => {
+                let _ = reply.send(ResultResponse {
+                    status: e.state.code(),
+                    result: result.clone(),
+                });
+            }
+            _ => e.waiters.push(reply),
+        },
+    }
+}

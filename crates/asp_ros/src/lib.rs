@@ -1,0 +1,20 @@
+//! ASP's ROS 2 layer, and the only crate that knows ROS.
+//!
+//! - [`msg`]: the project's own definitions of every ROS interface the nodes use
+//!   (`asp_interfaces` plus the standard packages, per distro), with field lists that
+//!   a test checks against upstream.
+//! - [`transport`]: one API for topics, services and actions over two backends, real
+//!   DDS (ros2-client on RustDDS, no ROS install needed) and in-process channels.
+//! - [`action`]: action semantics like Nav2's, written once over either backend.
+
+pub mod action;
+pub mod cdr;
+pub mod convert;
+mod error;
+pub mod idl;
+pub mod msg;
+pub mod robot;
+pub mod transport;
+
+pub use error::RosError;
+pub use transport::{Node, Qos, Transport, TransportSettings};

@@ -1,0 +1,819 @@
+//! The DDS backend, on ros2-client and RustDDS.
+//!
+//! - One DDS participant (ros2-client `Context`) per node, with one ros2-client `Node`
+//!   and its spinner task (which tracks endpoint matching). Within one participant
+//!   RustDDS delivery is unreliable (a writer may publish before it matched a local
+//!   reader, and the Fast DDS service mapping loses the request id), so nodes never
+//!   share one; two nodes of one process talk over loopback like two processes.
+//! - Subscriptions and service servers are read by one task each from ros2-client's
+//!   async streams (a RustDDS reader keeps a single waker, so it has one consumer).
+//! - Service clients and an action client's three internal clients send one request
+//!   at a time each: ros2-client reads replies per call, so two calls in flight on one
+//!   client could take each other's replies. Action results are fetched after the goal's
+//!   status turned terminal, so that lock is held briefly.
+//! - An action server's three request readers are registered with a mio poller on a
+//!   small thread that hands requests to the transport-independent server (ros2-client
+//!   only lends them by `&mut`, so they cannot be turned into streams side by side).
+//! - Readiness ("matched") comes from the node's matching tables, which the spinner
+//!   keeps; waiting for it avoids losing the first message after discovery.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::{FutureExt, StreamExt};
+use ros2_client::action::{
+    ActionClientQosPolicies, ActionServerQosPolicies, FeedbackMessage, SendGoalRequest,
+};
+use ros2_client::{ActionTypeName, MessageTypeName, Name, NodeName, NodeOptions, ServiceTypeName};
+use rustdds::mio1;
+use tokio::sync::{mpsc, oneshot};
+use tracing::{debug, warn};
+
+use super::mailbox::Mailbox;
+use super::qos::Qos;
+use super::settings::TransportSettings;
+use super::{AbortOnDrop, ClientPort, Guard, PublisherPort, ServiceHandler, SubscriptionPort};
+use crate::RosError;
+use crate::action::{
+    ActionClientPort, ClientPorts, FEEDBACK_QOS, GoalRequest, GoalResponse, Incoming,
+    ResultResponse, STATUS_QOS, ServerPorts,
+};
+use crate::msg::action_msgs::{
+    CancelGoalRequest, CancelGoalResponse, GoalInfo, GoalStatus, GoalStatusArray,
+};
+use crate::msg::builtin_interfaces::Time;
+use crate::msg::unique_identifier_msgs::UUID;
+use crate::msg::{Namespace, RosAction, RosMessage, RosService};
+
+type RosNode = Arc<Mutex<ros2_client::Node>>;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One ROS node with its own DDS participant and spinner.
+pub(crate) struct DdsNode {
+    node: RosNode,
+    mapping: ros2_client::ServiceMapping,
+    _spinner: AbortOnDrop,
+    // dropped last: the participant outlives the node's entities
+    _context: ros2_client::Context,
+}
+
+fn ros_name(name: &str) -> Result<Name, RosError> {
+    Name::parse(name).map_err(|e| RosError::InvalidName {
+        name: name.to_string(),
+        reason: e.to_string(),
+    })
+}
+
+fn runtime() -> Result<tokio::runtime::Handle, RosError> {
+    tokio::runtime::Handle::try_current().map_err(|_| {
+        RosError::Config("the DDS transport must be used inside a tokio runtime".into())
+    })
+}
+
+fn uuid_to_ros(id: UUID) -> ros2_client::unique_identifier_msgs::UUID {
+    ros2_client::unique_identifier_msgs::UUID {
+        uuid: uuid::Uuid::from_bytes(id.uuid),
+    }
+}
+
+fn uuid_from_ros(id: ros2_client::unique_identifier_msgs::UUID) -> UUID {
+    UUID {
+        uuid: id.uuid.into_bytes(),
+    }
+}
+
+fn time_to_ros(t: &Time) -> ros2_client::builtin_interfaces::Time {
+    ros2_client::builtin_interfaces::Time::new(t.sec, t.nanosec)
+}
+
+fn time_from_ros(t: ros2_client::builtin_interfaces::Time) -> Time {
+    let nanos = t.to_nanos();
+    Time {
+        sec: nanos.div_euclid(1_000_000_000) as i32,
+        nanosec: nanos.rem_euclid(1_000_000_000) as u32,
+    }
+}
+
+fn status_to_ros(code: i8) -> ros2_client::action_msgs::GoalStatusEnum {
+    use ros2_client::action_msgs::GoalStatusEnum as E;
+    match code {
+        GoalStatus::STATUS_ACCEPTED => E::Accepted,
+        GoalStatus::STATUS_EXECUTING => E::Executing,
+        GoalStatus::STATUS_CANCELING => E::Canceling,
+        GoalStatus::STATUS_SUCCEEDED => E::Succeeded,
+        GoalStatus::STATUS_CANCELED => E::Canceled,
+        GoalStatus::STATUS_ABORTED => E::Aborted,
+        _ => E::Unknown,
+    }
+}
+
+fn status_from_ros(s: ros2_client::action_msgs::GoalStatusEnum) -> i8 {
+    s as i8
+}
+
+fn status_array_to_ros(a: &GoalStatusArray) -> ros2_client::action_msgs::GoalStatusArray {
+    ros2_client::action_msgs::GoalStatusArray {
+        status_list: a
+            .status_list
+            .iter()
+            .map(|s| ros2_client::action_msgs::GoalStatus {
+                goal_info: ros2_client::action_msgs::GoalInfo {
+                    goal_id: uuid_to_ros(s.goal_info.goal_id),
+                    stamp: time_to_ros(&s.goal_info.stamp),
+                },
+                status: status_to_ros(s.status),
+            })
+            .collect(),
+    }
+}
+
+fn status_array_from_ros(a: ros2_client::action_msgs::GoalStatusArray) -> GoalStatusArray {
+    GoalStatusArray {
+        status_list: a
+            .status_list
+            .into_iter()
+            .map(|s| GoalStatus {
+                goal_info: GoalInfo {
+                    goal_id: uuid_from_ros(s.goal_info.goal_id),
+                    stamp: time_from_ros(s.goal_info.stamp),
+                },
+                status: status_from_ros(s.status),
+            })
+            .collect(),
+    }
+}
+
+fn cancel_response_to_ros(r: &CancelGoalResponse) -> ros2_client::action_msgs::CancelGoalResponse {
+    use ros2_client::action_msgs::CancelGoalResponseEnum as E;
+    ros2_client::action_msgs::CancelGoalResponse {
+        return_code: match r.return_code {
+            CancelGoalResponse::ERROR_NONE => E::None,
+            CancelGoalResponse::ERROR_UNKNOWN_GOAL_ID => E::UnknownGoal,
+            CancelGoalResponse::ERROR_GOAL_TERMINATED => E::GoalTerminated,
+            _ => E::Rejected,
+        },
+        goals_canceling: r
+            .goals_canceling
+            .iter()
+            .map(|g| ros2_client::action_msgs::GoalInfo {
+                goal_id: uuid_to_ros(g.goal_id),
+                stamp: time_to_ros(&g.stamp),
+            })
+            .collect(),
+    }
+}
+
+fn cancel_response_from_ros(r: ros2_client::action_msgs::CancelGoalResponse) -> CancelGoalResponse {
+    CancelGoalResponse {
+        return_code: r.return_code as i8,
+        goals_canceling: r
+            .goals_canceling
+            .into_iter()
+            .map(|g| GoalInfo {
+                goal_id: uuid_from_ros(g.goal_id),
+                stamp: time_from_ros(g.stamp),
+            })
+            .collect(),
+    }
+}
+
+fn service_qos() -> ros2_client::QosProfile {
+    Qos::default_reliable().to_ros2()
+}
+
+impl DdsNode {
+    pub(crate) fn new(settings: &TransportSettings, name: &NodeName) -> Result<Self, RosError> {
+        let rt = runtime()?;
+        let context = ros2_client::Context::with_options(
+            ros2_client::ContextOptions::new().domain_id(settings.domain_id),
+        )
+        .map_err(|e| RosError::dds(format!("joining DDS domain {}", settings.domain_id), e))?;
+        let mut node = context
+            .new_node(
+                name.clone(),
+                NodeOptions::new()
+                    .enable_rosout(true)
+                    .start_parameter_services(false),
+            )
+            .map_err(|e| {
+                RosError::dds(format!("creating node {}", name.fully_qualified_name()), e)
+            })?;
+        let spinner = node
+            .spinner()
+            .map_err(|e| RosError::dds("starting the node spinner", e))?;
+        let fq = name.fully_qualified_name();
+        let task = rt.spawn(async move {
+            if let Err(e) = spinner.spin().await {
+                warn!(node = %fq, "spinner stopped: {e}");
+            }
+        });
+        Ok(Self {
+            node: Arc::new(Mutex::new(node)),
+            mapping: settings.service_mapping.to_ros2(),
+            _spinner: AbortOnDrop(task),
+            _context: context,
+        })
+    }
+
+    fn topic<M: RosMessage>(&self, name: &str, qos: Qos) -> Result<rustdds::Topic, RosError> {
+        if M::NAMESPACE != Namespace::Msg {
+            return Err(RosError::Conversion(format!(
+                "{} is part of a service or action, not a topic type",
+                M::type_name()
+            )));
+        }
+        lock(&self.node)
+            .create_topic(
+                &ros_name(name)?,
+                MessageTypeName::new(M::PACKAGE, M::NAME),
+                &qos.to_ros2(),
+            )
+            .map_err(|e| RosError::dds(format!("creating topic {name}"), e))
+    }
+
+    pub(crate) fn publisher<M: RosMessage>(
+        &self,
+        name: &str,
+        qos: Qos,
+    ) -> Result<Box<dyn PublisherPort<M>>, RosError> {
+        let topic = self.topic::<M>(name, qos)?;
+        let publisher = lock(&self.node)
+            .create_publisher::<M>(&topic, Some(qos.to_ros2()))
+            .map_err(|e| RosError::dds(format!("creating a publisher on {name}"), e))?;
+        Ok(Box::new(DdsPublisher {
+            publisher,
+            node: self.node.clone(),
+            topic: name.to_string(),
+        }))
+    }
+
+    pub(crate) fn subscribe<M: RosMessage>(
+        &self,
+        name: &str,
+        qos: Qos,
+        mailbox: Arc<Mailbox<M>>,
+    ) -> Result<Box<dyn SubscriptionPort>, RosError> {
+        let topic = self.topic::<M>(name, qos)?;
+        let subscription = Arc::new(
+            lock(&self.node)
+                .create_subscription::<M>(&topic, Some(qos.to_ros2()))
+                .map_err(|e| RosError::dds(format!("subscribing to {name}"), e))?,
+        );
+        let task = runtime()?.spawn(pump(
+            subscription.clone(),
+            mailbox.clone(),
+            name.to_string(),
+            |m: M| m,
+        ));
+        Ok(Box::new(DdsSubscription {
+            subscription,
+            node: self.node.clone(),
+            mailbox,
+            _task: AbortOnDrop(task),
+        }))
+    }
+
+    pub(crate) fn client<S: RosService>(
+        &self,
+        service: &str,
+    ) -> Result<Box<dyn ClientPort<S>>, RosError> {
+        let client = lock(&self.node)
+            .create_client::<S::Request, S::Response>(
+                self.mapping,
+                &ros_name(service)?,
+                &ServiceTypeName::new(S::PACKAGE, S::NAME),
+                service_qos(),
+                service_qos(),
+            )
+            .map_err(|e| RosError::dds(format!("creating a client of {service}"), e))?;
+        Ok(Box::new(DdsClient::<S> {
+            client,
+            node: self.node.clone(),
+            one_at_a_time: tokio::sync::Mutex::new(()),
+            name: service.to_string(),
+        }))
+    }
+
+    pub(crate) fn serve<S: RosService>(
+        &self,
+        service: &str,
+        handler: ServiceHandler<S>,
+    ) -> Result<Guard, RosError> {
+        let server = Arc::new(
+            lock(&self.node)
+                .create_server::<S::Request, S::Response>(
+                    self.mapping,
+                    &ros_name(service)?,
+                    &ServiceTypeName::new(S::PACKAGE, S::NAME),
+                    service_qos(),
+                    service_qos(),
+                )
+                .map_err(|e| RosError::dds(format!("serving {service}"), e))?,
+        );
+        let name = service.to_string();
+        let task = runtime()?.spawn(async move {
+            let requests = server.receive_request_stream();
+            futures::pin_mut!(requests);
+            while let Some(next) = requests.next().await {
+                match next {
+                    Ok((id, request)) => {
+                        let (server, handler, name) =
+                            (server.clone(), handler.clone(), name.clone());
+                        tokio::spawn(async move {
+                            let response = handler(request).await;
+                            if let Err(e) = server.async_send_response(id, response).await {
+                                warn!(service = %name, "could not send a reply: {e}");
+                            }
+                        });
+                    }
+                    Err(e) => warn!(service = %name, "bad request: {e}"),
+                }
+            }
+        });
+        Ok(Box::new(AbortOnDrop(task)))
+    }
+
+    pub(crate) fn action_server_ports<A: RosAction>(
+        &self,
+        action: &str,
+    ) -> Result<ServerPorts<A>, RosError> {
+        let qos = ActionServerQosPolicies {
+            goal_service: service_qos(),
+            result_service: service_qos(),
+            cancel_service: service_qos(),
+            feedback_publisher: FEEDBACK_QOS.to_ros2(),
+            status_publisher: STATUS_QOS.to_ros2(),
+        };
+        let mut server = lock(&self.node)
+            .create_action_server::<A::Goal, A::Result, A::Feedback>(
+                self.mapping,
+                &ros_name(action)?,
+                &ActionTypeName::new(A::PACKAGE, A::NAME),
+                qos,
+            )
+            .map_err(|e| RosError::dds(format!("creating action server {action}"), e))?;
+        let (goals_tx, goals) = mpsc::unbounded_channel();
+        let (cancels_tx, cancels) = mpsc::unbounded_channel();
+        let (results_tx, results) = mpsc::unbounded_channel();
+        let poll = mio1::Poll::new().map_err(|e| RosError::dds("creating a poller", e))?;
+        let register = |source: &mut dyn mio1::event::Source, token: usize| {
+            poll.registry()
+                .register(source, mio1::Token(token), mio1::Interest::READABLE)
+                .map_err(|e| RosError::dds(format!("registering action server {action}"), e))
+        };
+        register(server.goal_server(), 0)?;
+        register(server.cancel_server(), 1)?;
+        register(server.result_server(), 2)?;
+        let waker = Arc::new(
+            mio1::Waker::new(poll.registry(), mio1::Token(3))
+                .map_err(|e| RosError::dds("creating a waker", e))?,
+        );
+        let server = Arc::new(server);
+        let stop = Arc::new(AtomicBool::new(false));
+        let reactor = ActionReactor::<A> {
+            server: server.clone(),
+            goals: goals_tx,
+            cancels: cancels_tx,
+            results: results_tx,
+            rt: runtime()?,
+            name: action.to_string(),
+        };
+        let thread_stop = stop.clone();
+        std::thread::Builder::new()
+            .name("asp-action".into())
+            .spawn(move || reactor.run(poll, &thread_stop))
+            .map_err(|e| RosError::dds("starting the action server thread", e))?;
+        let (fb_server, st_server, name_fb, name_st) = (
+            server.clone(),
+            server.clone(),
+            action.to_string(),
+            action.to_string(),
+        );
+        Ok(ServerPorts {
+            goals,
+            cancels,
+            results,
+            feedback: Arc::new(move |id, feedback| {
+                fb_server
+                    .send_feedback(uuid_to_ros(id), feedback)
+                    .map_err(|e| RosError::dds(format!("feedback of {name_fb}"), e))
+            }),
+            status: Box::new(move |array| {
+                st_server
+                    .send_goal_statuses(status_array_to_ros(&array))
+                    .map_err(|e| RosError::dds(format!("status of {name_st}"), e))
+            }),
+            guard: Box::new(ReactorGuard { stop, waker }),
+        })
+    }
+
+    pub(crate) fn action_client_ports<A: RosAction>(
+        &self,
+        action: &str,
+    ) -> Result<ClientPorts<A>, RosError> {
+        let qos = ActionClientQosPolicies {
+            goal_service: service_qos(),
+            result_service: service_qos(),
+            cancel_service: service_qos(),
+            feedback_subscription: FEEDBACK_QOS.to_ros2(),
+            status_subscription: STATUS_QOS.to_ros2(),
+        };
+        let client = Arc::new(
+            lock(&self.node)
+                .create_action_client::<A::Goal, A::Result, A::Feedback>(
+                    self.mapping,
+                    &ros_name(action)?,
+                    &ActionTypeName::new(A::PACKAGE, A::NAME),
+                    qos,
+                )
+                .map_err(|e| RosError::dds(format!("creating action client {action}"), e))?,
+        );
+        let feedback = Arc::new(Mailbox::new(FEEDBACK_QOS.depth));
+        let status = Arc::new(Mailbox::new(4));
+        let rt = runtime()?;
+        let name = action.to_string();
+        let fb_task = rt.spawn({
+            let (client, feedback, name) = (client.clone(), feedback.clone(), name.clone());
+            async move {
+                let stream = client.feedback_subscription().async_stream();
+                futures::pin_mut!(stream);
+                while let Some(next) = stream.next().await {
+                    match next {
+                        Ok((
+                            FeedbackMessage {
+                                goal_id,
+                                feedback: f,
+                            },
+                            _,
+                        )) => feedback.push((uuid_from_ros(goal_id), f)),
+                        Err(e) => warn!(action = %name, "bad feedback message: {e}"),
+                    }
+                }
+            }
+        });
+        let st_task = rt.spawn({
+            let (client, status, name) = (client.clone(), status.clone(), name.clone());
+            async move {
+                let stream = client.all_statuses_stream();
+                futures::pin_mut!(stream);
+                while let Some(next) = stream.next().await {
+                    match next {
+                        Ok(array) => status.push(status_array_from_ros(array)),
+                        Err(e) => warn!(action = %name, "bad status message: {e}"),
+                    }
+                }
+            }
+        });
+        Ok(ClientPorts {
+            port: Box::new(DdsActionClient::<A> {
+                client,
+                node: self.node.clone(),
+                locks: Default::default(),
+                name,
+                _tasks: (AbortOnDrop(fb_task), AbortOnDrop(st_task)),
+            }),
+            feedback,
+            status,
+        })
+    }
+}
+
+/// Moves messages from a ros2-client subscription into a mailbox.
+async fn pump<T: serde::de::DeserializeOwned + 'static, U>(
+    subscription: Arc<ros2_client::Subscription<T>>,
+    mailbox: Arc<Mailbox<U>>,
+    topic: String,
+    map: impl Fn(T) -> U,
+) {
+    let stream = subscription.async_stream();
+    futures::pin_mut!(stream);
+    while let Some(next) = stream.next().await {
+        match next {
+            Ok((m, _info)) => mailbox.push(map(m)),
+            Err(e) => warn!(topic = %topic, "could not read a message: {e}"),
+        }
+    }
+    mailbox.close();
+}
+
+struct DdsPublisher<M: RosMessage> {
+    publisher: ros2_client::Publisher<M>,
+    node: RosNode,
+    topic: String,
+}
+
+impl<M: RosMessage> PublisherPort<M> for DdsPublisher<M> {
+    fn publish(&self, msg: M) -> Result<(), RosError> {
+        self.publisher
+            .publish(msg)
+            .map_err(|e| RosError::dds(format!("publishing on {}", self.topic), e))
+    }
+
+    fn subscription_count(&self) -> usize {
+        let node = lock(&self.node);
+        // ros2-client logs an error when asked for the count of a writer that has not
+        // matched anything yet; its wait future answers "matched?" quietly
+        if self
+            .publisher
+            .wait_for_subscription(&node)
+            .now_or_never()
+            .is_some()
+        {
+            self.publisher.get_subscription_count(&node)
+        } else {
+            0
+        }
+    }
+}
+
+struct DdsSubscription<M: RosMessage> {
+    subscription: Arc<ros2_client::Subscription<M>>,
+    node: RosNode,
+    mailbox: Arc<Mailbox<M>>,
+    _task: AbortOnDrop,
+}
+
+impl<M: RosMessage> Drop for DdsSubscription<M> {
+    fn drop(&mut self) {
+        self.mailbox.close();
+    }
+}
+
+impl<M: RosMessage> SubscriptionPort for DdsSubscription<M> {
+    fn publisher_count(&self) -> usize {
+        let node = lock(&self.node);
+        if self
+            .subscription
+            .wait_for_publisher(&node)
+            .now_or_never()
+            .is_some()
+        {
+            self.subscription.get_publisher_count(&node)
+        } else {
+            0
+        }
+    }
+}
+
+struct DdsClient<S: RosService> {
+    client: ros2_client::Client<S::Request, S::Response>,
+    node: RosNode,
+    one_at_a_time: tokio::sync::Mutex<()>,
+    name: String,
+}
+
+#[async_trait]
+impl<S: RosService> ClientPort<S> for DdsClient<S> {
+    async fn call(&self, request: S::Request) -> Result<S::Response, RosError> {
+        let _turn = self.one_at_a_time.lock().await;
+        self.client
+            .async_call_service(request)
+            .await
+            .map_err(|e| RosError::dds(format!("calling {}", self.name), e))
+    }
+
+    fn server_ready(&self) -> bool {
+        let node = lock(&self.node);
+        self.client.wait_for_service(&node).now_or_never().is_some()
+    }
+}
+
+#[derive(Default)]
+struct ClientLocks {
+    goal: tokio::sync::Mutex<()>,
+    cancel: tokio::sync::Mutex<()>,
+    result: tokio::sync::Mutex<()>,
+}
+
+struct DdsActionClient<A: RosAction> {
+    client: Arc<ros2_client::ActionClient<A::Goal, A::Result, A::Feedback>>,
+    node: RosNode,
+    locks: ClientLocks,
+    name: String,
+    _tasks: (AbortOnDrop, AbortOnDrop),
+}
+
+#[async_trait]
+impl<A: RosAction> ActionClientPort<A> for DdsActionClient<A> {
+    async fn send_goal(&self, request: GoalRequest<A::Goal>) -> Result<GoalResponse, RosError> {
+        let _turn = self.locks.goal.lock().await;
+        let response = self
+            .client
+            .goal_client()
+            .async_call_service(SendGoalRequest {
+                goal_id: uuid_to_ros(request.goal_id),
+                goal: request.goal,
+            })
+            .await
+            .map_err(|e| RosError::dds(format!("sending a goal to {}", self.name), e))?;
+        Ok(GoalResponse {
+            accepted: response.accepted,
+            stamp: time_from_ros(response.stamp),
+        })
+    }
+
+    async fn cancel(&self, request: CancelGoalRequest) -> Result<CancelGoalResponse, RosError> {
+        let _turn = self.locks.cancel.lock().await;
+        let GoalInfo { goal_id, stamp } = request.goal_info;
+        let response = self
+            .client
+            .async_cancel_goal(uuid_to_ros(goal_id), time_to_ros(&stamp))
+            .await
+            .map_err(|e| RosError::dds(format!("cancelling on {}", self.name), e))?;
+        Ok(cancel_response_from_ros(response))
+    }
+
+    async fn get_result(&self, goal_id: UUID) -> Result<ResultResponse<A::Result>, RosError> {
+        let _turn = self.locks.result.lock().await;
+        let (status, result) = self
+            .client
+            .async_request_result(uuid_to_ros(goal_id))
+            .await
+            .map_err(|e| RosError::dds(format!("fetching a result from {}", self.name), e))?;
+        Ok(ResultResponse {
+            status: status_from_ros(status),
+            result,
+        })
+    }
+
+    fn server_ready(&self) -> bool {
+        let node = lock(&self.node);
+        let c = &self.client;
+        c.goal_client()
+            .wait_for_service(&node)
+            .now_or_never()
+            .is_some()
+            && c.cancel_client()
+                .wait_for_service(&node)
+                .now_or_never()
+                .is_some()
+            && c.result_client()
+                .wait_for_service(&node)
+                .now_or_never()
+                .is_some()
+            && c.feedback_subscription()
+                .wait_for_publisher(&node)
+                .now_or_never()
+                .is_some()
+            && c.status_subscription()
+                .wait_for_publisher(&node)
+                .now_or_never()
+                .is_some()
+    }
+}
+
+/// Stops an action server's reactor thread when dropped.
+struct ReactorGuard {
+    stop: Arc<AtomicBool>,
+    waker: Arc<mio1::Waker>,
+}
+
+impl Drop for ReactorGuard {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Err(e) = self.waker.wake() {
+            warn!("could not wake an action server thread to stop it: {e}");
+        }
+    }
+}
+
+type RosActionServer<A> = ros2_client::ActionServer<
+    <A as RosAction>::Goal,
+    <A as RosAction>::Result,
+    <A as RosAction>::Feedback,
+>;
+
+/// Reads an action server's requests on its own thread.
+struct ActionReactor<A: RosAction> {
+    server: Arc<RosActionServer<A>>,
+    goals: mpsc::UnboundedSender<Incoming<GoalRequest<A::Goal>, GoalResponse>>,
+    cancels: mpsc::UnboundedSender<Incoming<CancelGoalRequest, CancelGoalResponse>>,
+    results: mpsc::UnboundedSender<Incoming<UUID, ResultResponse<A::Result>>>,
+    rt: tokio::runtime::Handle,
+    name: String,
+}
+
+impl<A: RosAction> ActionReactor<A> {
+    fn run(self, mut poll: mio1::Poll, stop: &AtomicBool) {
+        let mut events = mio1::Events::with_capacity(16);
+        loop {
+            // readiness is edge-triggered: drain everything after every wake-up (and
+            // every half second, should an edge be missed)
+            self.drain();
+            if stop.load(Ordering::SeqCst) {
+                debug!(action = %self.name, "action server thread stops");
+                return;
+            }
+            if let Err(e) = poll.poll(&mut events, Some(Duration::from_millis(500)))
+                && e.kind() != std::io::ErrorKind::Interrupted
+            {
+                warn!(action = %self.name, "action server poller failed: {e}");
+                return;
+            }
+        }
+    }
+
+    fn drain(&self) {
+        loop {
+            match self.server.receive_goal() {
+                Ok(Some((req_id, request))) => {
+                    let (reply, rx) = oneshot::channel();
+                    let incoming = Incoming {
+                        request: GoalRequest {
+                            goal_id: uuid_from_ros(request.goal_id),
+                            goal: request.goal,
+                        },
+                        reply,
+                    };
+                    if self.goals.send(incoming).is_err() {
+                        return;
+                    }
+                    let (server, name) = (self.server.clone(), self.name.clone());
+                    self.rt.spawn(async move {
+                        if let Ok(r) = rx.await {
+                            let response = ros2_client::action::SendGoalResponse {
+                                accepted: r.accepted,
+                                stamp: time_to_ros(&r.stamp),
+                            };
+                            if let Err(e) = server.send_goal_response(req_id, response) {
+                                warn!(action = %name, "could not answer a goal: {e}");
+                            }
+                        }
+                    });
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    warn!(action = %self.name, "bad goal request: {e}");
+                    break;
+                }
+            }
+        }
+        loop {
+            match self.server.receive_cancel_request() {
+                Ok(Some((req_id, request))) => {
+                    let request: CancelGoalRequest = match crate::cdr::transcode(&request) {
+                        Ok(r) => r,
+                        Err(e) => {
+                            warn!(action = %self.name, "bad cancel request: {e}");
+                            continue;
+                        }
+                    };
+                    let (reply, rx) = oneshot::channel();
+                    if self.cancels.send(Incoming { request, reply }).is_err() {
+                        return;
+                    }
+                    let (server, name) = (self.server.clone(), self.name.clone());
+                    self.rt.spawn(async move {
+                        if let Ok(r) = rx.await
+                            && let Err(e) =
+                                server.send_cancel_response(req_id, cancel_response_to_ros(&r))
+                        {
+                            warn!(action = %name, "could not answer a cancel request: {e}");
+                        }
+                    });
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    warn!(action = %self.name, "bad cancel request: {e}");
+                    break;
+                }
+            }
+        }
+        loop {
+            match self.server.receive_result_request() {
+                Ok(Some((req_id, request))) => {
+                    let (reply, rx) = oneshot::channel();
+                    let incoming = Incoming {
+                        request: uuid_from_ros(request.goal_id),
+                        reply,
+                    };
+                    if self.results.send(incoming).is_err() {
+                        return;
+                    }
+                    let (server, name) = (self.server.clone(), self.name.clone());
+                    self.rt.spawn(async move {
+                        if let Ok(r) = rx.await {
+                            let response = ros2_client::action::GetResultResponse {
+                                status: status_to_ros(r.status),
+                                result: r.result,
+                            };
+                            if let Err(e) = server.send_result(req_id, response) {
+                                warn!(action = %name, "could not send a result: {e}");
+                            }
+                        }
+                    });
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    warn!(action = %self.name, "bad result request: {e}");
+                    break;
+                }
+            }
+        }
+    }
+}

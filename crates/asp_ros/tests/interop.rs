@@ -1,0 +1,253 @@
+//! Interoperability with an independent DDS implementation: Eclipse Cyclone DDS from
+//! Python (`tests/interop/cyclone_peer.py`, run with the `.venv` that `scripts/setup`
+//! makes) publishes to and subscribes from this process, calls an ExecuteGoal service
+//! served here (rmw_cyclonedds' request header), and drives the ExecuteGoal action
+//! served here, with feedback, result and cancel.
+//!
+//! The Fast DDS service mapping cannot be spoken from Cyclone's Python API (it carries
+//! the request id in an inline QoS parameter); it is covered between two of our own
+//! processes in `multiprocess.rs`.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use asp_core::FailureKind;
+use asp_ros::action::{ActionServerOptions, GoalContext, GoalOutcome, goal_fn};
+use asp_ros::msg::asp_interfaces::{
+    ExecuteGoal, ExecuteGoalAction, ExecuteGoalActionFeedback, ExecuteGoalActionGoal,
+    ExecuteGoalActionResult, ExecuteGoalRequest, ExecuteGoalResponse, SymbolicState, error_code,
+};
+use asp_ros::msg::std_msgs;
+use asp_ros::transport::ServiceMapping;
+use asp_ros::{Node, Qos, Transport};
+use common::Peer;
+use serde_json::Value;
+
+const WAIT: Duration = Duration::from_secs(40);
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The Cyclone DDS peer; a missing `.venv` fails the test with the fix.
+fn python_peer(domain: u16, args: &[&str]) -> Peer {
+    let root = repo_root();
+    let python = root.join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/setup (it installs the cyclonedds package the \
+         interoperability test needs)",
+        python.display()
+    );
+    let script = root.join("tests/interop/cyclone_peer.py");
+    Peer::spawn_cmd(
+        Command::new(python)
+            .arg(script)
+            .args(args)
+            .env("ROS_DOMAIN_ID", domain.to_string())
+            .env("PEER_TIMEOUT", "30"),
+        &format!("cyclone_peer.py {}", args.join(" ")),
+    )
+}
+
+fn node(domain: u16, name: &str) -> Node {
+    Transport::dds(common::settings(domain, ServiceMapping::Cyclone))
+        .unwrap()
+        .node(name)
+        .unwrap()
+}
+
+async fn finish(peer: Peer) -> Vec<Value> {
+    let name = peer.name.clone();
+    let (events, status) = tokio::task::spawn_blocking(move || peer.finish(WAIT))
+        .await
+        .unwrap();
+    assert_eq!(status, Some(0), "{name} failed: {events:?}");
+    events
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cyclone_publishes_to_us() {
+    let domain = common::fresh_domain();
+    let n = node(domain, "listener");
+    let mut sub = n
+        .subscribe::<std_msgs::String>("/interop/from_cyclone", Qos::default_reliable())
+        .unwrap();
+    let peer = python_peer(domain, &["pub", "/interop/from_cyclone", "3"]);
+    for i in 0..3 {
+        assert_eq!(
+            sub.recv_timeout(WAIT).await.unwrap().data,
+            format!("from cyclone {i}")
+        );
+    }
+    finish(peer).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cyclone_subscribes_to_us() {
+    let domain = common::fresh_domain();
+    let n = node(domain, "talker");
+    let p = n
+        .publisher::<std_msgs::String>("/interop/to_cyclone", Qos::default_reliable())
+        .unwrap();
+    let peer = python_peer(domain, &["sub", "/interop/to_cyclone", "3"]);
+    p.wait_for_subscribers().await.unwrap();
+    for i in 0..3 {
+        p.publish(std_msgs::String {
+            data: format!("from rust {i}"),
+        })
+        .unwrap();
+    }
+    let events = finish(peer).await;
+    let got: Vec<&str> = events
+        .iter()
+        .filter(|e| e["event"] == "received")
+        .map(|e| e["data"].as_str().unwrap())
+        .collect();
+    assert_eq!(got, ["from rust 0", "from rust 1", "from rust 2"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cyclone_calls_our_execute_goal_service() {
+    let domain = common::fresh_domain();
+    let n = node(domain, "agent");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let seen2 = seen.clone();
+    let _server = n
+        .serve::<ExecuteGoal, _, _>("/asp/execute_goal", move |req: ExecuteGoalRequest| {
+            seen2.lock().unwrap().push(req.goal.clone());
+            async move {
+                ExecuteGoalResponse {
+                    success: true,
+                    error_code: 0,
+                    error_msg: String::new(),
+                    summary: format!("understood: {}", req.goal),
+                }
+            }
+        })
+        .unwrap();
+    let peer = python_peer(
+        domain,
+        &["call", "/asp/execute_goal", "put the apple in the bowl"],
+    );
+    let events = finish(peer).await;
+    let r = events.iter().find(|e| e["event"] == "response").unwrap();
+    assert_eq!(r["success"], true);
+    assert_eq!(r["error_code"], 0);
+    assert_eq!(r["summary"], "understood: put the apple in the bowl");
+    assert_eq!(*seen.lock().unwrap(), ["put the apple in the bowl"]);
+}
+
+/// Serves the ExecuteGoal action with `;`-separated steps of 150 ms, logging what ran.
+fn serve_steps(
+    n: &Node,
+    log: Arc<Mutex<Vec<String>>>,
+) -> asp_ros::action::ActionServer<ExecuteGoalAction> {
+    let handler = goal_fn::<ExecuteGoalAction, _, _>(
+        move |goal: ExecuteGoalActionGoal, ctx: GoalContext<ExecuteGoalAction>| {
+            let log = log.clone();
+            async move {
+                let mut state = SymbolicState::default();
+                for (i, step) in goal.goal.split(';').enumerate() {
+                    log.lock().unwrap().push(format!("step {}", i + 1));
+                    tokio::select! {
+                        _ = ctx.cancelled() => {
+                            log.lock().unwrap().push(format!("stopped at {}", i + 1));
+                            return ctx.stopped_outcome();
+                        }
+                        _ = tokio::time::sleep(Duration::from_millis(150)) => {}
+                    }
+                    state.inventory.push(format!("thing_{i}"));
+                    ctx.publish_feedback(ExecuteGoalActionFeedback {
+                        step: (i + 1) as u32,
+                        tool_call: step.to_string(),
+                        success: true,
+                        outcome: "ok".into(),
+                        state: state.clone(),
+                    })
+                    .unwrap();
+                }
+                GoalOutcome::Succeeded(ExecuteGoalActionResult {
+                    success: true,
+                    error_code: 0,
+                    error_msg: String::new(),
+                    summary: "all done".into(),
+                })
+            }
+        },
+    );
+    n.action_server::<ExecuteGoalAction, _>("/asp/execute", ActionServerOptions::default(), handler)
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cyclone_drives_our_action_to_success() {
+    let domain = common::fresh_domain();
+    let n = node(domain, "agent");
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let _server = serve_steps(&n, log.clone());
+    let peer = python_peer(domain, &["action", "/asp/execute", "look;grasp;place"]);
+    let events = finish(peer).await;
+    let accepted = events.iter().find(|e| e["event"] == "accepted").unwrap();
+    assert_eq!(accepted["accepted"], true);
+    let feedback: Vec<(u64, &str)> = events
+        .iter()
+        .filter(|e| e["event"] == "feedback")
+        .map(|e| {
+            (
+                e["step"].as_u64().unwrap(),
+                e["tool_call"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(feedback, [(1, "look"), (2, "grasp"), (3, "place")]);
+    let last = events.iter().rfind(|e| e["event"] == "feedback").unwrap();
+    assert_eq!(
+        last["inventory"],
+        serde_json::json!(["thing_0", "thing_1", "thing_2"])
+    );
+    let result = events.iter().find(|e| e["event"] == "result").unwrap();
+    assert_eq!(result["status"], 4, "SUCCEEDED");
+    assert_eq!(result["success"], true);
+    assert_eq!(result["summary"], "all done");
+    assert!(
+        result["statuses"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!(4))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cyclone_cancels_our_action() {
+    let domain = common::fresh_domain();
+    let n = node(domain, "agent");
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let _server = serve_steps(&n, log.clone());
+    let peer = python_peer(
+        domain,
+        &["action", "/asp/execute", "a;b;c;d;e;f;g;h;i;j", "1"],
+    );
+    let events = finish(peer).await;
+    let cancel = events.iter().find(|e| e["event"] == "cancel").unwrap();
+    assert_eq!(cancel["return_code"], 0, "ERROR_NONE");
+    assert_eq!(cancel["canceling"], 1);
+    let result = events.iter().find(|e| e["event"] == "result").unwrap();
+    assert_eq!(result["status"], 5, "CANCELED");
+    assert_eq!(result["success"], false);
+    assert_eq!(result["error_code"], error_code(FailureKind::Cancelled));
+    // our side really stopped, and nothing ran after that
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let log = log.lock().unwrap().clone();
+    let stop = log
+        .iter()
+        .position(|l| l.starts_with("stopped"))
+        .unwrap_or_else(|| panic!("{log:?}"));
+    assert_eq!(stop, log.len() - 1, "{log:?}");
+    assert!(log.len() < 11, "{log:?}");
+}

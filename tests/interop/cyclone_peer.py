@@ -1,0 +1,325 @@
+#!/usr/bin/env python3
+"""An independent ROS 2 peer on Eclipse Cyclone DDS (PyPI `cyclonedds`), speaking ROS 2's
+wire conventions by hand: topic names `rt/...`, `rq/...Request`, `rr/...Reply`, type names
+`<pkg>::msg::dds_::<Type>_`, plain CDR, and rmw_cyclonedds' request header
+{uint64 guid; int64 seq} in front of every service payload. The Rust interoperability test
+(crates/asp_ros/tests/interop.rs) runs it against ASP's DDS transport.
+
+Usage (ROS_DOMAIN_ID selects the domain; each mode prints JSON lines and exits 0 on success):
+  cyclone_peer.py pub    TOPIC N          publish N std_msgs/String once a reader matched
+  cyclone_peer.py sub    TOPIC N          receive N std_msgs/String
+  cyclone_peer.py call   SERVICE GOAL     call asp_interfaces/srv/ExecuteGoal
+  cyclone_peer.py action ACTION GOAL [cancel_after_feedback]
+                                          drive asp_interfaces/action/ExecuteGoal: send the
+                                          goal, print feedback, optionally cancel after that
+                                          many feedback messages, print the result
+"""
+import json
+import os
+import random
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+
+from cyclonedds.core import Policy, Qos
+from cyclonedds.domain import DomainParticipant
+from cyclonedds.idl import IdlStruct
+from cyclonedds.idl.types import array, int8, int32, int64, sequence, uint8, uint16, uint32, uint64
+from cyclonedds.pub import DataWriter
+from cyclonedds.sub import DataReader
+from cyclonedds.topic import Topic
+from cyclonedds.util import duration
+
+
+def emit(**kw):
+    print(json.dumps(kw), flush=True)
+
+
+# --- types (ROS 2 name mangling: <pkg>::<ns>::dds_::<Type>_) ---------------------------
+
+@dataclass
+class String_(IdlStruct, typename="std_msgs::msg::dds_::String_"):
+    data: str
+
+
+@dataclass
+class Time_(IdlStruct, typename="builtin_interfaces::msg::dds_::Time_"):
+    sec: int32
+    nanosec: uint32
+
+
+@dataclass
+class Header_(IdlStruct, typename="std_msgs::msg::dds_::Header_"):
+    stamp: Time_
+    frame_id: str
+
+
+@dataclass
+class UUID_(IdlStruct, typename="unique_identifier_msgs::msg::dds_::UUID_"):
+    uuid: array[uint8, 16]
+
+
+@dataclass
+class GoalInfo_(IdlStruct, typename="action_msgs::msg::dds_::GoalInfo_"):
+    goal_id: UUID_
+    stamp: Time_
+
+
+@dataclass
+class GoalStatus_(IdlStruct, typename="action_msgs::msg::dds_::GoalStatus_"):
+    goal_info: GoalInfo_
+    status: int8
+
+
+@dataclass
+class GoalStatusArray_(IdlStruct, typename="action_msgs::msg::dds_::GoalStatusArray_"):
+    status_list: sequence[GoalStatus_]
+
+
+@dataclass
+class SymbolicState_(IdlStruct, typename="asp_interfaces::msg::dds_::SymbolicState_"):
+    header: Header_
+    held_object: str
+    inventory: sequence[str]
+
+
+# rmw_cyclonedds puts {uint64 guid; int64 seq} in front of every request and reply
+@dataclass
+class ExecuteGoal_Request_(IdlStruct, typename="asp_interfaces::srv::dds_::ExecuteGoal_Request_"):
+    guid: uint64
+    seq: int64
+    goal: str
+
+
+@dataclass
+class ExecuteGoal_Response_(IdlStruct, typename="asp_interfaces::srv::dds_::ExecuteGoal_Response_"):
+    guid: uint64
+    seq: int64
+    success: bool
+    error_code: uint16
+    error_msg: str
+    summary: str
+
+
+@dataclass
+class ExecuteGoal_Goal_(IdlStruct, typename="asp_interfaces::action::dds_::ExecuteGoal_Goal_"):
+    goal: str
+
+
+@dataclass
+class ExecuteGoal_Result_(IdlStruct, typename="asp_interfaces::action::dds_::ExecuteGoal_Result_"):
+    success: bool
+    error_code: uint16
+    error_msg: str
+    summary: str
+
+
+@dataclass
+class ExecuteGoal_Feedback_(IdlStruct, typename="asp_interfaces::action::dds_::ExecuteGoal_Feedback_"):
+    step: uint32
+    tool_call: str
+    success: bool
+    outcome: str
+    state: SymbolicState_
+
+
+@dataclass
+class SendGoal_Request_(IdlStruct, typename="asp_interfaces::action::dds_::ExecuteGoal_SendGoal_Request_"):
+    guid: uint64
+    seq: int64
+    goal_id: UUID_
+    goal: ExecuteGoal_Goal_
+
+
+@dataclass
+class SendGoal_Response_(IdlStruct, typename="asp_interfaces::action::dds_::ExecuteGoal_SendGoal_Response_"):
+    guid: uint64
+    seq: int64
+    accepted: bool
+    stamp: Time_
+
+
+@dataclass
+class GetResult_Request_(IdlStruct, typename="asp_interfaces::action::dds_::ExecuteGoal_GetResult_Request_"):
+    guid: uint64
+    seq: int64
+    goal_id: UUID_
+
+
+@dataclass
+class GetResult_Response_(IdlStruct, typename="asp_interfaces::action::dds_::ExecuteGoal_GetResult_Response_"):
+    guid: uint64
+    seq: int64
+    status: int8
+    result: ExecuteGoal_Result_
+
+
+@dataclass
+class FeedbackMessage_(IdlStruct, typename="asp_interfaces::action::dds_::ExecuteGoal_FeedbackMessage_"):
+    goal_id: UUID_
+    feedback: ExecuteGoal_Feedback_
+
+
+@dataclass
+class CancelGoal_Request_(IdlStruct, typename="action_msgs::srv::dds_::CancelGoal_Request_"):
+    guid: uint64
+    seq: int64
+    goal_info: GoalInfo_
+
+
+@dataclass
+class CancelGoal_Response_(IdlStruct, typename="action_msgs::srv::dds_::CancelGoal_Response_"):
+    guid: uint64
+    seq: int64
+    return_code: int8
+    goals_canceling: sequence[GoalInfo_]
+
+
+# --- plumbing -----------------------------------------------------------------------------
+
+# ROS 2 default QoS: reliable, volatile, keep-last 10; plain CDR (XCDR1) like rmw_cyclonedds
+QOS = Qos(Policy.Reliability.Reliable(duration(seconds=1)), Policy.Durability.Volatile,
+          Policy.History.KeepLast(10), Policy.DataRepresentation(use_cdrv0_representation=True))
+# action status: reliable, transient-local, keep-last 1
+STATUS_QOS = Qos(Policy.Reliability.Reliable(duration(seconds=1)), Policy.Durability.TransientLocal,
+                 Policy.History.KeepLast(1), Policy.DataRepresentation(use_cdrv0_representation=True))
+
+DP = DomainParticipant(int(os.environ.get("ROS_DOMAIN_ID", "0")))
+TIMEOUT = float(os.environ.get("PEER_TIMEOUT", "20"))
+
+
+def writer(name, ty, qos=QOS):
+    return DataWriter(DP, Topic(DP, name, ty, qos=qos), qos=qos)
+
+
+def reader(name, ty, qos=QOS):
+    return DataReader(DP, Topic(DP, name, ty, qos=qos), qos=qos)
+
+
+def wait_matched(entities, what):
+    end = time.time() + TIMEOUT
+    while time.time() < end:
+        ok = True
+        for e in entities:
+            st = (e.get_publication_matched_status() if isinstance(e, DataWriter)
+                  else e.get_subscription_matched_status())
+            ok = ok and st.current_count > 0
+        if ok:
+            return
+        time.sleep(0.05)
+    emit(event="error", what=f"no match for {what}")
+    sys.exit(2)
+
+
+class ServiceClient:
+    """A client with rmw_cyclonedds' request/reply mapping."""
+
+    def __init__(self, name, req_type, resp_type):
+        self.w = writer(f"rq/{name}Request", req_type)
+        self.r = reader(f"rr/{name}Reply", resp_type)
+        self.resp_type = resp_type
+        self.guid = random.getrandbits(63)
+        self.seq = 0
+        wait_matched([self.w, self.r], name)
+        time.sleep(0.3)  # let the server's writer match our reader too
+
+    def call(self, req_type, poll=None, **fields):
+        self.seq += 1
+        self.w.write(req_type(guid=self.guid, seq=self.seq, **fields))
+        end = time.time() + TIMEOUT
+        while time.time() < end:
+            for s in self.r.take(10):
+                if isinstance(s, self.resp_type) and s.guid == self.guid and s.seq == self.seq:
+                    return s
+            if poll:
+                poll()
+            time.sleep(0.01)
+        emit(event="error", what=f"no reply to {req_type.__name__}")
+        sys.exit(3)
+
+
+# --- modes --------------------------------------------------------------------------------
+
+def mode_pub(topic, n):
+    w = writer(f"rt/{topic.lstrip('/')}", String_)
+    wait_matched([w], topic)
+    time.sleep(0.3)
+    for i in range(int(n)):
+        w.write(String_(data=f"from cyclone {i}"))
+        emit(event="sent", i=i)
+        time.sleep(0.05)
+    time.sleep(1.0)
+
+
+def mode_sub(topic, n):
+    r = reader(f"rt/{topic.lstrip('/')}", String_)
+    got, end = 0, time.time() + TIMEOUT
+    while got < int(n) and time.time() < end:
+        for s in r.take(10):
+            if isinstance(s, String_):
+                emit(event="received", data=s.data)
+                got += 1
+        time.sleep(0.02)
+    if got < int(n):
+        emit(event="error", what=f"received {got} of {n}")
+        sys.exit(4)
+
+
+def mode_call(service, goal):
+    c = ServiceClient(service.lstrip("/"), ExecuteGoal_Request_, ExecuteGoal_Response_)
+    r = c.call(ExecuteGoal_Request_, goal=goal)
+    emit(event="response", success=r.success, error_code=r.error_code,
+         error_msg=r.error_msg, summary=r.summary)
+
+
+def mode_action(action, goal, cancel_after=None):
+    base = f"{action.lstrip('/')}/_action/"
+    send = ServiceClient(base + "send_goal", SendGoal_Request_, SendGoal_Response_)
+    result = ServiceClient(base + "get_result", GetResult_Request_, GetResult_Response_)
+    cancel = ServiceClient(base + "cancel_goal", CancelGoal_Request_, CancelGoal_Response_)
+    fb = reader(f"rt/{base}feedback", FeedbackMessage_)
+    status = reader(f"rt/{base}status", GoalStatusArray_, STATUS_QOS)
+    wait_matched([fb, status], "feedback and status topics")
+    time.sleep(0.3)
+    gid = UUID_(uuid=list(uuid.uuid4().bytes))
+    r = send.call(SendGoal_Request_, goal_id=gid, goal=ExecuteGoal_Goal_(goal=goal))
+    emit(event="accepted", accepted=r.accepted, stamp=r.stamp.sec)
+    if not r.accepted:
+        return
+    feedback = []
+    statuses = set()
+    cancelled = False
+
+    def poll():
+        nonlocal cancelled
+        for f in fb.take(10):
+            if isinstance(f, FeedbackMessage_) and list(f.goal_id.uuid) == list(gid.uuid):
+                feedback.append(f.feedback.step)
+                emit(event="feedback", step=f.feedback.step, tool_call=f.feedback.tool_call,
+                     inventory=list(f.feedback.state.inventory))
+        for s in status.take(10):
+            if isinstance(s, GoalStatusArray_):
+                for g in s.status_list:
+                    if list(g.goal_info.goal_id.uuid) == list(gid.uuid):
+                        statuses.add(int(g.status))
+
+    if cancel_after is not None:
+        end = time.time() + TIMEOUT
+        while len(feedback) < int(cancel_after) and time.time() < end:
+            poll()
+            time.sleep(0.01)
+        c = cancel.call(CancelGoal_Request_, goal_info=GoalInfo_(goal_id=gid, stamp=Time_(sec=0, nanosec=0)))
+        emit(event="cancel", return_code=c.return_code, canceling=len(c.goals_canceling))
+        cancelled = True
+    # like rclpy: ask for the result at once; the server answers when the goal ends
+    r = result.call(GetResult_Request_, poll=poll, goal_id=gid)
+    poll()
+    emit(event="result", status=r.status, success=r.result.success, error_code=r.result.error_code,
+         error_msg=r.result.error_msg, summary=r.result.summary, feedback=feedback,
+         statuses=sorted(statuses), cancelled=cancelled)
+
+
+if __name__ == "__main__":
+    mode, *rest = sys.argv[1:]
+    {"pub": mode_pub, "sub": mode_sub, "call": mode_call, "action": mode_action}[mode](*rest)
