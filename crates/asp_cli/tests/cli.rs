@@ -52,11 +52,62 @@ fn bad_configuration_exits_with_ex_config_and_names_the_key() {
 
 #[test]
 fn unbuilt_subcommands_say_so_and_fail() {
-    let (code, out, err) = asp(&["memory", "show"]);
+    let (code, out, err) = asp(&["bench", "agent"]);
     assert_eq!(code, 69);
     assert!(out.is_empty());
     assert!(
         err.contains("not built yet") && err.contains("Nothing was run"),
         "{err}"
     );
+}
+
+#[test]
+fn memory_show_clear_and_compact_work_on_a_fresh_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = format!("common.paths.data_dir={}", dir.path().display());
+    let (code, out, err) = asp(&["memory", "show", "--set", &data]);
+    assert_eq!(code, 0, "{err}");
+    // a fresh database is seeded with the shipped common-sense priors
+    let first = out.lines().next().unwrap();
+    assert!(first.contains("common-sense priors, 0 episodes"), "{out}");
+    assert!(
+        out.lines().any(|l| l.trim_start().starts_with("prior")),
+        "{out}"
+    );
+    assert!(dir.path().join("affordance_memory.redb").exists());
+    let (code, out, err) = asp(&["memory", "clear", "--set", &data]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("removed 0 episodes and 0 capsules"), "{out}");
+    let (code, _, err) = asp(&["memory", "compact", "--set", &data]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn map_of_the_default_world_reports_precision_and_recall() {
+    let (code, out, err) = asp(&["map"]);
+    assert_eq!(code, 0, "{err}");
+    let line = out.lines().find(|l| l.contains("precision")).unwrap();
+    let recall: f64 = line
+        .split("recall ")
+        .nth(1)
+        .unwrap()
+        .split(|c: char| c != '.' && !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((0.0..=1.0).contains(&recall), "{line}");
+    // one line per ground-truth object, found or missed
+    let listed = out
+        .lines()
+        .filter(|l| l.contains("found (voxel IoU") || l.ends_with("MISSED"))
+        .count();
+    assert!(listed > 0, "{out}");
+}
+
+#[test]
+fn map_from_a_missing_bag_names_the_file() {
+    let (code, _, err) = asp(&["map", "--bag", "/nonexistent/recording.mcap"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("/nonexistent/recording.mcap"), "{err}");
 }

@@ -432,6 +432,37 @@ impl AffordanceMemory {
         })
     }
 
+    /// Removes every test-time entry (episodes, capsules and their keys) in one
+    /// transaction; the curated common-sense bank stays. Returns (episodes, capsules)
+    /// removed. Episode ids keep counting, so old ids are never reused.
+    pub fn clear_test_time(&self) -> Result<(usize, usize), MemoryError> {
+        let tx = self.db.begin_write().map_err(|e| self.err(e))?;
+        let removed = {
+            let mut episodes = tx.open_table(EPISODES).map_err(|e| self.err(e))?;
+            let mut capsules = tx.open_table(CAPSULES).map_err(|e| self.err(e))?;
+            let mut keys = tx.open_table(CAPSULE_KEYS).map_err(|e| self.err(e))?;
+            let counts = (
+                episodes.len().map_err(|e| self.err(e))? as usize,
+                capsules.len().map_err(|e| self.err(e))? as usize,
+            );
+            episodes.retain(|_, _| false).map_err(|e| self.err(e))?;
+            capsules.retain(|_, _| false).map_err(|e| self.err(e))?;
+            keys.retain(|_, _| false).map_err(|e| self.err(e))?;
+            counts
+        };
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(removed)
+    }
+
+    /// Gives free pages back to the file system (redb's compaction). `true` if the file
+    /// was compacted, `false` if there was nothing to do.
+    pub fn compact(&mut self) -> Result<bool, MemoryError> {
+        self.db.compact().map_err(|e| MemoryError::Database {
+            file: self.path.display().to_string(),
+            message: e.to_string(),
+        })
+    }
+
     /// Verifies every page checksum and B-tree (redb's integrity check; repairs what an
     /// interrupted commit left behind). `true`: no repair was needed.
     pub fn check_integrity(&mut self) -> Result<bool, MemoryError> {

@@ -368,3 +368,42 @@ fn memory_survives_a_killed_writer() {
         .unwrap();
     assert_eq!(wb.episode, written);
 }
+
+#[test]
+fn clearing_test_time_entries_keeps_the_common_sense_bank() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = AffordanceMemory::open(db(&dir), &cfg(2), &seed()).unwrap();
+    let priors = m.stats().unwrap().priors;
+    assert!(priors > 0);
+    let evidence = clean_evidence();
+    for i in 0..5u64 {
+        m.write_back(acceptance_for(&evidence).unwrap(), draft(i, "mug"))
+            .unwrap();
+    }
+    let before = m.stats().unwrap();
+    assert_eq!((before.episodes, before.capsules), (2, 1));
+    assert_eq!(m.clear_test_time().unwrap(), (2, 1));
+    let after = m.stats().unwrap();
+    assert_eq!(
+        (after.priors, after.episodes, after.capsules),
+        (priors, 0, 0)
+    );
+    assert!(
+        m.retrieve(&draft(9, "mug").embedding, 5)
+            .unwrap()
+            .is_empty()
+    );
+    // ids keep counting after a clear, and a new eviction starts a fresh capsule
+    let wb = m
+        .write_back(acceptance_for(&evidence).unwrap(), draft(5, "mug"))
+        .unwrap();
+    assert_eq!(wb.episode, 5);
+    m.compact().unwrap();
+    drop(m);
+    let m = AffordanceMemory::open(db(&dir), &cfg(2), &seed()).unwrap();
+    let reopened = m.stats().unwrap();
+    assert_eq!(
+        (reopened.priors, reopened.episodes, reopened.capsules),
+        (priors, 1, 0)
+    );
+}

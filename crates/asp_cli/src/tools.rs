@@ -1,0 +1,161 @@
+//! `asp bench map`, `asp map` and `asp memory`: thin front ends over the library crates.
+//! Each loads the configuration, calls one library function and prints its report.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use asp_config::LoadedConfig;
+use asp_memory::{AffordanceMemory, SeedFile};
+use asp_perception::bench::{MapQualityConfig, map_quality};
+use asp_perception::factory;
+use asp_perception::replay::replay_mcap;
+
+/// Exit status for a failure of the work itself (not of the configuration).
+const EXIT_FAILED: u8 = 1;
+
+fn fail(what: &str, e: impl std::fmt::Display) -> ExitCode {
+    eprintln!("{what}: {e}");
+    ExitCode::from(EXIT_FAILED)
+}
+
+/// Builds the map of `world` (default `sim_node.world`) from simulator keyframes and
+/// prints precision/recall against the simulator's ground truth and the builder's
+/// one-core throughput.
+pub fn map_quality_report(cfg: &LoadedConfig, world: Option<&Path>) -> ExitCode {
+    let world_path = world
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| cfg.config_path(&cfg.config.sim_node.world));
+    let world = match asp_sim::load_world(&world_path) {
+        Ok(w) => w,
+        Err(e) => return fail(&format!("world {}", world_path.display()), e),
+    };
+    let text = match factory::text_embedder(cfg) {
+        Ok(t) => t,
+        Err(e) => return fail("text embedder", e),
+    };
+    let report = match map_quality(&world, &MapQualityConfig::from_config(&cfg.config), text) {
+        Ok(r) => r,
+        Err(e) => return fail("map building", e),
+    };
+    println!("{}", report.summary());
+    for o in &report.per_object {
+        match &o.matched {
+            Some(m) => println!("  {:<24} found (voxel IoU {:.2})", o.name, m.iou),
+            None => println!("  {:<24} MISSED", o.name),
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// Builds a map from a rosbag2 MCAP recording with the configured models.
+pub fn map_from_bag(cfg: &LoadedConfig, bag: &Path) -> ExitCode {
+    let models = match factory::models(cfg) {
+        Ok(m) => m,
+        Err(e) => return fail("perception models", e),
+    };
+    let mut builder = match factory::map_builder(cfg, &models) {
+        Ok(b) => b,
+        Err(e) => return fail("map builder", e),
+    };
+    let report = match replay_mcap(bag, &cfg.config.object_map_node.replay, &mut builder) {
+        Ok(r) => r,
+        Err(e) => return fail(&format!("replay of {}", bag.display()), e),
+    };
+    println!(
+        "{}: {} colour and {} depth images, {} TF messages, {} synchronised pairs, \
+         {} keyframes ({} without a camera pose, {} too close to the previous one)",
+        bag.display(),
+        report.rgb_images,
+        report.depth_images,
+        report.tf_messages,
+        report.pairs,
+        report.keyframes.len(),
+        report.no_pose,
+        report.skipped_still,
+    );
+    if let Some(reason) = &report.first_pose_error {
+        println!("  first pose error: {reason}");
+    }
+    let map = builder.map();
+    println!("{} objects in frame {}", map.len(), map.frame);
+    for o in &map.objects {
+        let c = o.point_cloud.centroid();
+        let at = c.map_or("-".to_string(), |c| {
+            format!("({:.2}, {:.2}, {:.2})", c.x, c.y, c.z)
+        });
+        println!(
+            "  object {:<4} {:>6} points, {} views, centroid {at}",
+            o.id.0,
+            o.point_cloud.len(),
+            o.observations
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum MemoryCommand {
+    Show,
+    Compact,
+    Clear,
+}
+
+/// Opens the affordance memory of `affordance_node.memory` (seeding an empty one).
+fn open_memory(cfg: &LoadedConfig) -> Result<AffordanceMemory, String> {
+    let mem_cfg = &cfg.config.affordance_node.memory;
+    let seed_path = cfg.config_path(&mem_cfg.common_sense_seed);
+    let seed = SeedFile::load(&seed_path).map_err(|e| e.to_string())?;
+    AffordanceMemory::open(cfg.data_path(&mem_cfg.database), mem_cfg, &seed.priors)
+        .map_err(|e| e.to_string())
+}
+
+pub fn memory(cfg: &LoadedConfig, command: MemoryCommand) -> ExitCode {
+    let mut mem = match open_memory(cfg) {
+        Ok(m) => m,
+        Err(e) => return fail("affordance memory", e),
+    };
+    match command {
+        MemoryCommand::Show => {
+            let (stats, priors, episodes, capsules) =
+                match (mem.stats(), mem.priors(), mem.episodes(), mem.capsules()) {
+                    (Ok(s), Ok(p), Ok(e), Ok(c)) => (s, p, e, c),
+                    (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), _) | (.., Err(e)) => {
+                        return fail("affordance memory", e);
+                    }
+                };
+            println!(
+                "{}: {} common-sense priors, {} episodes ({} written in all), {} capsules",
+                mem.path().display(),
+                stats.priors,
+                stats.episodes,
+                stats.episodes_written,
+                stats.capsules
+            );
+            for p in &priors {
+                println!("  prior    {} / {}: {:?}", p.category, p.part, p.skill);
+            }
+            for e in &episodes {
+                println!(
+                    "  episode  {:>4} {} / {}: {:?}",
+                    e.id, e.category, e.part, e.skill
+                );
+            }
+            for c in &capsules {
+                println!("  capsule  {}", c.summary);
+            }
+        }
+        MemoryCommand::Clear => match mem.clear_test_time() {
+            Ok((episodes, capsules)) => println!(
+                "{}: removed {episodes} episodes and {capsules} capsules; the common-sense bank is kept",
+                mem.path().display()
+            ),
+            Err(e) => return fail("affordance memory", e),
+        },
+        MemoryCommand::Compact => match mem.compact() {
+            Ok(true) => println!("{}: compacted", mem.path().display()),
+            Ok(false) => println!("{}: nothing to compact", mem.path().display()),
+            Err(e) => return fail("affordance memory", e),
+        },
+    }
+    ExitCode::SUCCESS
+}
