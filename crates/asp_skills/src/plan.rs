@@ -562,10 +562,13 @@ fn pinch_pull_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillPla
                     Contacts::Target,
                     OnFail::Abort,
                 ),
+                // the pull already drew the part clear of its holder: the lift is a
+                // free-space motion (with the part attached), since a straight line
+                // from a pinch at a wall can cross a wrist singularity
                 mv(
                     "lift",
                     shifted(&at, n * pull + Vector3::z() * lift),
-                    MotionKind::Linear,
+                    MotionKind::FreeSpace,
                     Contacts::Target,
                     OnFail::Abort,
                 ),
