@@ -96,7 +96,7 @@ pub fn estimate_joint(
     } else {
         (false, "knob near the front's middle: a drawer".to_owned())
     };
-    let kind = if revolute {
+    let (kind, reason) = if revolute {
         // hinge at the edge opposite the handle, in the front plane
         let hinge_lat = if offset >= 0.0 { lat_lo } else { lat_hi };
         let plane_n = plane_point.coords.dot(&n);
@@ -109,11 +109,12 @@ pub fn estimate_joint(
         } else {
             -Vector3::z()
         };
-        JointKind::Revolute {
+        let kind = JointKind::Revolute {
             origin,
             axis,
             radius: r_h.norm(),
-        }
+        };
+        (kind, reason)
     } else {
         let (frac, cap, fallback) = travel;
         // depth of the object behind the front, along -n
@@ -122,12 +123,24 @@ pub fn estimate_joint(
             .iter()
             .map(|p| plane_n - p.coords.dot(&n))
             .fold(0.0, Real::max);
-        let t = if depth > 0.05 {
-            (depth * frac).min(cap)
+        let (travel, why) = if depth > 0.05 {
+            (
+                (depth * frac).min(cap),
+                format!("{depth:.2} m deep behind its front"),
+            )
         } else {
-            fallback.min(cap)
+            (
+                fallback.min(cap),
+                format!(
+                    "its depth is unseen: pulling up to {:.2} m",
+                    fallback.min(cap)
+                ),
+            )
         };
-        JointKind::Prismatic { axis: n, travel: t }
+        (
+            JointKind::Prismatic { axis: n, travel },
+            format!("{reason}; {why}"),
+        )
     };
     Some(JointEstimate {
         kind,
@@ -191,6 +204,34 @@ mod tests {
             }
             other => panic!("{other:?} ({})", j.reason),
         }
+    }
+
+    #[test]
+    fn a_drawer_seen_only_from_the_front_pulls_up_to_the_cap() {
+        // only the front face at x = 0.49 is seen: no depth behind it
+        let mut obj = face(
+            Point3::new(0.49, 2.8, 0.6),
+            Vector3::y(),
+            Vector3::z(),
+            0.16,
+            0.08,
+            0.01,
+        );
+        let handle: Vec<Point3> = face(
+            Point3::new(0.43, 2.8, 0.6),
+            Vector3::y(),
+            Vector3::z(),
+            0.06,
+            0.007,
+            0.004,
+        );
+        obj.extend(handle.iter().copied());
+        let j = estimate_joint(&handle, &obj, 0.08, (0.8, 0.25, 0.3)).unwrap();
+        match j.kind {
+            JointKind::Prismatic { travel, .. } => assert_relative_eq!(travel, 0.25),
+            other => panic!("{other:?}"),
+        }
+        assert!(j.reason.contains("depth is unseen"), "{}", j.reason);
     }
 
     #[test]

@@ -400,20 +400,34 @@ impl SkillExecutor {
                 );
                 Ok(success)
             }
-            Outcome::NotSucceeded(verdict) => Err(Stop::new(
-                outcome_failure(run.touched),
-                format!(
-                    "{} on {} ran, but the verifier says it did not succeed: {}{}",
-                    req.skill,
-                    req.object,
-                    verdict.message,
-                    if run.touched {
-                        "; objects may have moved: look again before retrying"
-                    } else {
-                        ""
-                    }
-                ),
-            )),
+            Outcome::NotSucceeded(verdict) => {
+                if let Some((code, why)) = &run.blocked {
+                    let fb = moveit_feedback(*code);
+                    let mut failure = fb.failure();
+                    failure.needs_remap |= run.touched;
+                    return Err(Stop::new(
+                        failure,
+                        format!(
+                            "{} on {}: the planner refused the motion's first step ({why}), so the part did not move; the verifier agrees: {}; the rest of the skill ran (let go, back off): {}",
+                            req.skill, req.object, verdict.message, fb.hint
+                        ),
+                    ));
+                }
+                Err(Stop::new(
+                    outcome_failure(run.touched),
+                    format!(
+                        "{} on {} ran, but the verifier says it did not succeed: {}{}",
+                        req.skill,
+                        req.object,
+                        verdict.message,
+                        if run.touched {
+                            "; objects may have moved: look again before retrying"
+                        } else {
+                            ""
+                        }
+                    ),
+                ))
+            }
         }
     }
 
@@ -581,6 +595,7 @@ impl SkillExecutor {
         let mut touched = false;
         let mut closed_at_tool_z = None;
         let mut last_refusal: Option<(MoveItErrorCode, String)> = None;
+        let mut blocked: Option<(MoveItErrorCode, String)> = None;
         let total = skill_plan.attempts.len();
         for (ai, attempt) in skill_plan.attempts.iter().enumerate() {
             report.stats.attempts_tried += 1;
@@ -590,6 +605,9 @@ impl SkillExecutor {
                 failed: None,
             };
             let mut skip_group: Option<u8> = None;
+            // moves of the current group that ran (a pull refused at its first step
+            // moved nothing: the part is blocked or locked)
+            let mut group_done: (u8, usize) = (0, 0);
             let mut next_attempt = false;
             for step in &attempt.steps {
                 debug!(attempt = ai + 1, step = step.label(), "step");
@@ -615,12 +633,16 @@ impl SkillExecutor {
                             acceleration_scaling: acceleration as Real,
                             allowed_contacts: contacts(*c),
                         };
+                        if group_done.0 != *group {
+                            group_done = (*group, 0);
+                        }
                         let out = self.act.move_to_pose(token, &goal, cancel).await;
                         report.stats.planning_time_s += out.planning_time_s;
                         if out.code.is_success() {
                             if *c != Contacts::None {
                                 touched = true;
                             }
+                            group_done.1 += 1;
                             log.completed.push(label.clone());
                             continue;
                         }
@@ -642,9 +664,16 @@ impl SkillExecutor {
                                 next_attempt = true;
                                 break;
                             }
-                            OnFail::EndGroup if refusal => {
+                            // a stepped pull/push that stalls after making progress
+                            // met the part's end stop: the motion is done
+                            OnFail::EndGroup
+                                if refusal || (group_done.1 > 0 && is_stall(out.code)) =>
+                            {
                                 log.completed.push(format!("{label} stopped: {}", out.code));
                                 skip_group = Some(*group);
+                                if group_done.1 == 0 {
+                                    blocked.get_or_insert((out.code, why));
+                                }
                             }
                             OnFail::Ignore => {
                                 log.completed.push(format!("{label} skipped: {}", out.code));
@@ -734,6 +763,7 @@ impl SkillExecutor {
                     holding,
                     touched,
                     closed_at_tool_z,
+                    blocked,
                 });
             }
             if ai + 1 == total {
@@ -781,6 +811,17 @@ struct RunResult {
     touched: bool,
     /// Tool height when the fingers closed on the object.
     closed_at_tool_z: Option<Real>,
+    /// The planner refused the first move of a stepped motion (a pull, an arc): the
+    /// part did not move (blocked, or its joint is not where we think).
+    blocked: Option<(MoveItErrorCode, String)>,
+}
+
+/// Execution codes a controller gives when the arm is held back (an end stop).
+fn is_stall(code: MoveItErrorCode) -> bool {
+    matches!(
+        code,
+        MoveItErrorCode::ControlFailed | MoveItErrorCode::GoalConstraintsViolated
+    )
 }
 
 fn robot_stop(e: RobotError) -> Stop {

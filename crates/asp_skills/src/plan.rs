@@ -562,10 +562,13 @@ fn pinch_pull_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillPla
                     Contacts::Target,
                     OnFail::Abort,
                 ),
+                // the pull already drew the part clear of its holder: the lift is a
+                // free-space motion (with the part attached), since a straight line
+                // from a pinch at a wall can cross a wrist singularity
                 mv(
                     "lift",
                     shifted(&at, n * pull + Vector3::z() * lift),
-                    MotionKind::Linear,
+                    MotionKind::FreeSpace,
                     Contacts::Target,
                     OnFail::Abort,
                 ),
@@ -680,6 +683,10 @@ fn pull_steps(from: &Isometry3, dir: Vector3, travel: Real, step: Real, label: &
         .collect()
 }
 
+/// The joint of `part`. A prismatic joint whose depth the view does not show (a drawer
+/// seen from the front) gets `max_open_travel`: "open" means fully open (the verifier
+/// asks exactly that), and the pull runs in `pull_step` steps that end at the last one
+/// the planner accepts, so the unknown end stop costs at most one step of overshoot.
 fn joint_for(req: &SkillRequest, ctx: &PlanContext<'_>, part: &[Point3]) -> Option<JointEstimate> {
     let a = &ctx.cfg.articulation;
     estimate_joint(
@@ -689,7 +696,7 @@ fn joint_for(req: &SkillRequest, ctx: &PlanContext<'_>, part: &[Point3]) -> Opti
         (
             a.open_travel_fraction as Real,
             a.max_open_travel as Real,
-            a.pull_distance as Real,
+            a.max_open_travel as Real,
         ),
     )
 }
@@ -726,11 +733,13 @@ fn articulation_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillP
     for (att, cand) in attempts.iter_mut().zip(&candidates) {
         let motion: Vec<Step> = match joint.kind {
             JointKind::Prismatic { axis, travel } => {
-                let dir = if open { axis } else { -axis };
-                let dist = if open {
-                    travel
+                // how far an open drawer is out is not seen (its sides look like depth):
+                // closing pushes up to `max_open_travel`; on a robot the end stop ends
+                // the steps (the controller stalls), as the planner's refusal does
+                let (dir, dist) = if open {
+                    (axis, travel)
                 } else {
-                    a.pull_distance as Real
+                    (-axis, a.max_open_travel as Real)
                 };
                 pull_steps(
                     &cand.pose,

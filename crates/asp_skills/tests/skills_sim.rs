@@ -277,3 +277,69 @@ async fn estop_aborts_the_active_motion_and_latches_until_reset() {
     assert_eq!(ex.command_counts().arm_goals, goals);
     let _ = arm.tool_pose(&asp_core::FrameId::map()).await.unwrap();
 }
+
+/// MoveIt codes on the executor's real failure path, table-driven: a goal of the apple
+/// grasp answered with `code` (the rest by the simulator). Before anything is touched a
+/// planning refusal moves on to the next candidate and the grasp succeeds; any other
+/// code, or any code once the apple is touched, fails the skill with the code's
+/// feedback in the agent's ToolOutput (kind, retry, remap, hint).
+#[tokio::test]
+async fn moveit_codes_map_to_tool_output_feedback_and_retry_decisions() {
+    use asp_core::robot::MoveItErrorCode as C;
+    use asp_skills::codes::{is_planning_refusal, moveit_feedback};
+    // (goal that fails: 1 pre-grasp, 2 approach, 3 lift; code; next candidate tried?)
+    let table = [
+        (1, C::NoIkSolution, true),
+        (1, C::PlanningFailed, true),
+        (1, C::GoalInCollision, true),
+        (2, C::InvalidMotionPlan, true),
+        (2, C::TimedOut, true),
+        (1, C::ControlFailed, false),
+        (1, C::FrameTransformFailure, false),
+        (1, C::InvalidGroupName, false),
+        (2, C::Abort, false),
+        (3, C::NoIkSolution, false),
+        (3, C::ControlFailed, false),
+    ];
+    let cfg = config();
+    let estop = EStop::new();
+    for (n, code, next) in table {
+        let (sim, _) = scenario("tabletop/apple_in_bowl.yaml");
+        let arm = std::sync::Arc::new(FailNthGoal::new(&sim, n, code));
+        let ex = executor_with_arm(&sim, arm, &cfg, &estop);
+        let r = ex
+            .execute(
+                request(&sim, "wrist", Skill::Grasp, "apple"),
+                &CancellationToken::new(),
+            )
+            .await;
+        let case = format!("goal {n} answered {code:?}");
+        assert_eq!(next, is_planning_refusal(code) && n < 3, "{case}: table");
+        if next {
+            assert!(r.succeeded(), "{case}: {:#?}", r.report());
+            assert!(r.report().stats.attempts_tried >= 2, "{case}");
+            let first = r.report().attempts[0].failed.as_deref().unwrap();
+            assert!(first.contains(&code.to_string()), "{case}: {first}");
+            continue;
+        }
+        assert_eq!(
+            r.report().stats.attempts_tried,
+            1,
+            "{case}: no other candidate"
+        );
+        let fb = moveit_feedback(code);
+        let touched = n >= 3; // the approach reached the apple and the fingers closed
+        let out = r.tool_output(asp_core::State::default());
+        assert!(!out.success, "{case}");
+        let f = out.failure.as_ref().unwrap();
+        assert_eq!(f.code, code.code(), "{case}");
+        assert_eq!(f.kind, fb.kind, "{case}");
+        assert_eq!(f.retryable, fb.retryable, "{case}");
+        assert_eq!(f.needs_remap, fb.needs_remap || touched, "{case}");
+        assert!(
+            out.feedback_msg.contains(fb.hint),
+            "{case}: {}",
+            out.feedback_msg
+        );
+    }
+}

@@ -220,8 +220,8 @@ impl Default for GraspConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
 #[serde(default, deny_unknown_fields)]
 pub struct ArticulationConfig {
-    /// Pull distance of pinch_pull and hook_pull, and of opening a drawer whose depth
-    /// cannot be seen, metres. Default 0.12.
+    /// Pull distance of pinch_pull, and of hook_pull on a part whose joint is not
+    /// prismatic, metres. Default 0.12.
     #[garde(range(min = 0.0, max = 1.0))]
     pub pull_distance: f64,
     /// How far past contact a tip push goes, metres. Default 0.01.
@@ -241,7 +241,10 @@ pub struct ArticulationConfig {
     /// Default 0.8.
     #[garde(range(min = 0.05, max = 1.0))]
     pub open_travel_fraction: f64,
-    /// Largest drawer travel a skill pulls, metres. Default 0.25.
+    /// Largest drawer travel a skill pulls, metres; also the travel when the drawer's
+    /// depth is not seen (opening pulls up to it, closing pushes up to it, in
+    /// `pull_step` steps that end at the last one the planner accepts or at a
+    /// controller stall). Default 0.25.
     #[garde(range(min = 0.01, max = 1.0))]
     pub max_open_travel: f64,
     /// A prismatic pull or push is split into steps of at most this length, metres; the

@@ -229,3 +229,70 @@ impl SceneObserver for SimObserver {
         Ok(out)
     }
 }
+
+/// The simulator's arm, except that its `n`-th pose goal ends with `code` without moving
+/// (what a real controller answers when the arm is held back: the simulator has no
+/// contact forces). Every other goal goes to the simulator.
+pub struct FailNthGoal {
+    pub sim: SimRobot,
+    pub n: u32,
+    pub code: asp_core::robot::MoveItErrorCode,
+    pub seen: std::sync::atomic::AtomicU32,
+}
+
+impl FailNthGoal {
+    pub fn new(sim: &SimRobot, n: u32, code: asp_core::robot::MoveItErrorCode) -> Self {
+        Self {
+            sim: sim.clone(),
+            n,
+            code,
+            seen: Default::default(),
+        }
+    }
+}
+
+#[async_trait]
+impl asp_core::robot::ArmMotion for FailNthGoal {
+    async fn move_to_pose(
+        &self,
+        goal: &asp_core::robot::PoseGoal,
+        cancel: &asp_core::robot::CancellationToken,
+    ) -> asp_core::robot::MotionOutcome {
+        let k = self.seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        if k == self.n {
+            return asp_core::robot::MotionOutcome::failure(self.code, "held back");
+        }
+        self.sim.move_to_pose(goal, cancel).await
+    }
+    async fn move_to_named(
+        &self,
+        name: &str,
+        cancel: &asp_core::robot::CancellationToken,
+    ) -> asp_core::robot::MotionOutcome {
+        self.sim.move_to_named(name, cancel).await
+    }
+    async fn tool_pose(
+        &self,
+        frame: &asp_core::FrameId,
+    ) -> Result<asp_core::Isometry3, asp_core::robot::RobotError> {
+        self.sim.tool_pose(frame).await
+    }
+}
+
+/// The executor on `sim` with `arm` in place of the simulator's arm.
+pub fn executor_with_arm(
+    sim: &SimRobot,
+    arm: Arc<dyn asp_core::robot::ArmMotion>,
+    cfg: &AspConfig,
+    estop: &EStop,
+) -> SkillExecutor {
+    SkillExecutor::new(
+        arm,
+        Arc::new(sim.clone()),
+        Arc::new(LocalVerifier::from_config(cfg, 7, None)),
+        Arc::new(SimObserver::new(sim.clone())),
+        cfg,
+        estop.listener(),
+    )
+    .unwrap()
+}
