@@ -91,10 +91,20 @@ fn gt_of<'a>(model: &str, obs: &'a Observation) -> Result<&'a GroundTruth, Model
         })
 }
 
+/// The words of `s`, lower case, without stop words; a token made only of symbols
+/// ("#", "*" on a phone keypad) is a word of its own.
 fn words(s: &str) -> BTreeSet<String> {
-    s.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
+    s.split_whitespace()
+        .flat_map(|t| {
+            if t.chars().any(char::is_alphanumeric) {
+                t.split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                    .map(str::to_lowercase)
+                    .collect::<Vec<_>>()
+            } else {
+                vec![t.to_owned()]
+            }
+        })
         .filter(|w| {
             !matches!(
                 w.as_str(),
