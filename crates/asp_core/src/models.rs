@@ -51,15 +51,28 @@ pub struct GroundTruth {
     pub parts: BTreeMap<u32, GtPart>,
 }
 
+/// The distinct labels of `pixels`. Labels come in long runs, so only a change of label
+/// touches the set (collecting every pixel into it sorted the whole crop).
+fn labels_present(pixels: &[u32]) -> std::collections::BTreeSet<u32> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut last = None;
+    for &l in pixels {
+        if last != Some(l) {
+            seen.insert(l);
+            last = Some(l);
+        }
+    }
+    seen
+}
+
 impl GroundTruth {
     /// The ground truth of the sub-image `rect` (legends keep only what is visible there).
     pub fn crop(&self, rect: &PixelRect) -> GroundTruth {
         let b = rect.to_box();
         let (instance_ids, _) = self.instance_ids.crop(&b);
         let (part_ids, _) = self.part_ids.crop(&b);
-        let seen_i: std::collections::BTreeSet<u32> =
-            instance_ids.pixels().iter().copied().collect();
-        let seen_p: std::collections::BTreeSet<u32> = part_ids.pixels().iter().copied().collect();
+        let seen_i = labels_present(instance_ids.pixels());
+        let seen_p = labels_present(part_ids.pixels());
         GroundTruth {
             instances: self
                 .instances

@@ -21,18 +21,20 @@
 //! `crops.max_per_object`.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use asp_config::ObjectMapConfig;
 use asp_core::geometry::{FrameId, Point3, PointCloud, Real, VoxelKey};
-use asp_core::image::PixelRect;
+use asp_core::image::{Mask, PixelRect};
 use asp_core::map::{Crop, Object, ObjectId, ObjectMap, cosine_similarity, normalize};
 use asp_core::models::{ImageEmbedder, ModelError, Segment, Segmenter};
 use asp_core::{CoreError, RgbdFrame};
 use serde::{Deserialize, Serialize};
 
 use crate::PerceptionError;
-use crate::filter::{depth_edge_filter, largest_cluster};
+use crate::filter::{MaskedView, largest_cluster, masked_cloud};
+use crate::voxel::{FastSet, merge_downsampled, voxel_key_set};
 
 /// One segment of a keyframe with its embedding: what the models produce.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,10 +75,11 @@ pub struct KeyframeReport {
     pub objects: usize,
 }
 
-/// Cached geometry of an object for fast merge tests.
+/// Cached geometry of an object for fast merge tests: the occupied voxels of its cloud
+/// and its bounds, kept in step with the cloud.
 #[derive(Debug, Clone)]
 struct Geometry {
-    voxels: HashSet<VoxelKey>,
+    voxels: FastSet<VoxelKey>,
     lo: Point3,
     hi: Point3,
 }
@@ -85,7 +88,25 @@ impl Geometry {
     fn of(cloud: &PointCloud, voxel: Real) -> Option<Geometry> {
         let (lo, hi) = cloud.aabb()?;
         Some(Geometry {
-            voxels: asp_core::geometry::voxel_keys(cloud.points(), voxel),
+            voxels: voxel_key_set(cloud.points(), voxel),
+            lo,
+            hi,
+        })
+    }
+
+    /// The geometry of `cloud`, the merge of clouds with geometries `a` and `b` whose
+    /// points all stayed in the voxels they were averaged in: the union of the voxel sets
+    /// (the larger one reused).
+    fn union(a: Geometry, b: Geometry, cloud: &PointCloud) -> Option<Geometry> {
+        let (lo, hi) = cloud.aabb()?;
+        let (mut big, small) = if a.voxels.len() >= b.voxels.len() {
+            (a.voxels, b.voxels)
+        } else {
+            (b.voxels, a.voxels)
+        };
+        big.extend(small);
+        Some(Geometry {
+            voxels: big,
             lo,
             hi,
         })
@@ -99,7 +120,11 @@ impl Geometry {
 /// Share of the smaller voxel set's voxels that have a voxel of the other set within
 /// `offsets` (a ball of voxel offsets); with the single offset 0 this is
 /// `|A ∩ B| / min(|A|, |B|)`, asp_core's `voxel_overlap`.
-fn near_overlap(a: &HashSet<VoxelKey>, b: &HashSet<VoxelKey>, offsets: &[[i32; 3]]) -> Real {
+fn near_overlap<S: BuildHasher>(
+    a: &HashSet<VoxelKey, S>,
+    b: &HashSet<VoxelKey, S>,
+    offsets: &[[i32; 3]],
+) -> Real {
     let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     if small.is_empty() {
         return 0.0;
@@ -298,12 +323,16 @@ impl MapBuilder {
             dropped_small: detections.dropped_small,
             ..KeyframeReport::default()
         };
-        let mut dets = detections.detections;
+        let mut dets: Vec<(MaskExtent, Detection)> = detections
+            .detections
+            .into_iter()
+            .map(|d| (MaskExtent::of(&d.segment.mask), d))
+            .collect();
         // largest first; stable, so equal areas keep the segmenter's order
-        dets.sort_by_key(|d| std::cmp::Reverse(d.segment.mask.area()));
+        dets.sort_by_key(|(e, _)| std::cmp::Reverse(e.area));
         let mut touched: Vec<ObjectId> = Vec::new();
-        for det in dets {
-            let Some(candidate) = self.observe(frame, keyframe, det)? else {
+        for (extent, det) in dets {
+            let Some(candidate) = self.observe(frame, keyframe, det, &extent)? else {
                 report.dropped_sparse += 1;
                 continue;
             };
@@ -314,7 +343,7 @@ impl MapBuilder {
             };
             match self.best_match(&candidate.features, &geom, None) {
                 Some(target) => {
-                    self.absorb(target, candidate)?;
+                    self.absorb(target, candidate, geom)?;
                     report.merged_detections += 1;
                     if !touched.contains(&target) {
                         touched.push(target);
@@ -352,54 +381,46 @@ impl MapBuilder {
         frame: &RgbdFrame,
         keyframe: u32,
         det: Detection,
+        extent: &MaskExtent,
     ) -> Result<Option<Object>, PerceptionError> {
         let (w, h) = (frame.rgb.width(), frame.rgb.height());
         let mask = &det.segment.mask;
-        let Some(rect) = mask.bounding_rect() else {
+        let Some(rect) = extent.rect else {
             return Ok(None);
         };
         let crop_rect = self.crop_rect(&rect, w, h);
         let b = crop_rect.to_box();
         let crop_mask = mask.crop(&crop_rect);
-        let crop_frame = RgbdFrame {
-            rgb: frame.rgb.crop(&b).0,
-            depth: frame.depth.crop(&b).0,
-            intrinsics: frame.intrinsics.cropped(&crop_rect),
-            camera_pose: frame.camera_pose.clone(),
-            stamp: frame.stamp,
-            ground_truth: None,
+        let rgb = frame.rgb.crop(&b).0;
+        let depth = frame.depth.crop(&b).0;
+        let intrinsics = frame.intrinsics.cropped(&crop_rect);
+        let view = MaskedView {
+            rgb: &rgb,
+            depth: &depth,
+            mask: &crop_mask,
+            intrinsics: &intrinsics,
+            camera_pose: &frame.camera_pose,
         };
-        let filtered = depth_edge_filter(
-            &crop_mask,
-            &crop_frame.depth,
+        let cloud = masked_cloud(
+            &view,
             self.config.filter.depth_edge_ratio,
-        );
-        let cloud = crop_frame.back_project(
-            Some(&filtered),
             self.config.depth.min,
             self.config.depth.max,
+            self.config.merge.voxel_size,
         )?;
-        let cloud = cloud.voxel_downsample(self.config.merge.voxel_size)?;
         let cloud = largest_cluster(&cloud, self.config.filter.cluster_radius);
         if cloud.len() < self.config.filter.min_points {
             return Ok(None);
         }
-        let RgbdFrame {
-            rgb,
-            depth,
-            intrinsics,
-            camera_pose,
-            ..
-        } = crop_frame;
         let crop = Crop {
             rgb,
             depth,
             mask: crop_mask,
             source_rect: crop_rect,
             intrinsics,
-            camera_pose,
+            camera_pose: frame.camera_pose.clone(),
             keyframe,
-            segment_area: mask.area(),
+            segment_area: extent.area,
             touches_border: rect.touches_border(w, h),
             ground_truth: frame.ground_truth.as_ref().map(|g| g.crop(&crop_rect)),
         };
@@ -448,23 +469,45 @@ impl MapBuilder {
         best.map(|(_, id)| id)
     }
 
-    /// Folds `other` into object `target`.
-    fn absorb(&mut self, target: ObjectId, other: Object) -> Result<(), PerceptionError> {
+    /// Folds `other`, whose cloud has geometry `other_geom`, into object `target`.
+    fn absorb(
+        &mut self,
+        target: ObjectId,
+        other: Object,
+        other_geom: Geometry,
+    ) -> Result<(), PerceptionError> {
         let voxel = self.config.merge.voxel_size;
         let crops = &self.config.crops;
         let object = self
             .map
             .get_mut(target)
             .ok_or_else(|| PerceptionError::UnknownObject(target.to_string()))?;
-        let mut cloud = object.point_cloud.clone();
-        cloud.extend(&other.point_cloud)?;
-        object.point_cloud = cloud.voxel_downsample(voxel)?;
+        // the union of the two clouds, voxel-downsampled: one merge pass over both
+        // (already downsampled, in voxel order) instead of re-voxelising everything
+        let target_geom = self.geometry.remove(&target);
+        let geometry = match merge_downsampled(&object.point_cloud, &other.point_cloud, voxel) {
+            Some(merged) => {
+                object.point_cloud = merged.cloud;
+                match target_geom {
+                    Some(g) if merged.keys_kept => {
+                        Geometry::union(g, other_geom, &object.point_cloud)
+                    }
+                    _ => Geometry::of(&object.point_cloud, voxel),
+                }
+            }
+            None => {
+                let mut cloud = object.point_cloud.clone();
+                cloud.extend(&other.point_cloud)?;
+                object.point_cloud = cloud.voxel_downsample(voxel)?;
+                Geometry::of(&object.point_cloud, voxel)
+            }
+        };
         object.merge_features(&other.features, other.observations);
         object.observations += other.observations;
         object.crops.extend(other.crops);
         object.rank_crops(crops.border_penalty, crops.max_per_object);
         object.affordances.extend(other.affordances);
-        if let Some(g) = Geometry::of(&object.point_cloud, voxel) {
+        if let Some(g) = geometry {
             self.geometry.insert(target, g);
         }
         Ok(())
@@ -478,11 +521,10 @@ impl MapBuilder {
             let Some(object) = self.map.get(id) else {
                 continue;
             };
-            let Some(geom) = self.geometry.get(&id).cloned() else {
+            let Some(geom) = self.geometry.get(&id) else {
                 continue;
             };
-            let features = object.features.clone();
-            let Some(other) = self.best_match(&features, &geom, Some(id)) else {
+            let Some(other) = self.best_match(&object.features, geom, Some(id)) else {
                 continue;
             };
             let (keep, gone) = if other < id { (other, id) } else { (id, other) };
@@ -490,13 +532,56 @@ impl MapBuilder {
                 .map
                 .remove(gone)
                 .ok_or_else(|| PerceptionError::UnknownObject(gone.to_string()))?;
-            self.geometry.remove(&gone);
-            self.absorb(keep, removed)?;
+            let gone_geom = self
+                .geometry
+                .remove(&gone)
+                .ok_or_else(|| PerceptionError::UnknownObject(gone.to_string()))?;
+            self.absorb(keep, removed, gone_geom)?;
             merges += 1;
             pending.retain(|p| *p != gone);
             pending.push(keep);
         }
         Ok(merges)
+    }
+}
+
+/// A mask's area and tight bounding box, from one pass over its rows.
+#[derive(Debug, Clone, Copy)]
+struct MaskExtent {
+    area: u64,
+    rect: Option<PixelRect>,
+}
+
+impl MaskExtent {
+    /// Equal to `(mask.area(), mask.bounding_rect())`.
+    fn of(mask: &Mask) -> Self {
+        let w = mask.width() as usize;
+        let mut area = 0u64;
+        let mut rect: Option<PixelRect> = None;
+        if w == 0 {
+            return Self { area, rect };
+        }
+        for (y, row) in mask.image().pixels().chunks_exact(w).enumerate() {
+            // a counting loop vectorises; most rows of a segment mask are empty
+            let n = row.iter().filter(|&&b| b).count();
+            if n == 0 {
+                continue;
+            }
+            area += n as u64;
+            let first = row.iter().position(|&b| b).unwrap_or(0);
+            let last = row.iter().rposition(|&b| b).unwrap_or(first);
+            let (x0, x1, y) = (first as u32, last as u32 + 1, y as u32);
+            let r = rect.get_or_insert(PixelRect {
+                x0,
+                y0: y,
+                x1,
+                y1: y + 1,
+            });
+            r.x0 = r.x0.min(x0);
+            r.x1 = r.x1.max(x1);
+            r.y1 = y + 1;
+        }
+        Self { area, rect }
     }
 }
 

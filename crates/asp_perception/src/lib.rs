@@ -13,7 +13,9 @@
 //! - [`replay`]: mapping from a rosbag2 MCAP recording.
 //! - [`factory`]: the configured backends.
 //! - [`eval`]: precision/recall of a map against simulator ground truth.
+//! - [`bench`]: map quality and builder throughput on [`asp_sim`] keyframes (`asp bench map`).
 
+pub mod bench;
 pub mod builder;
 mod error;
 pub mod eval;
@@ -26,6 +28,7 @@ pub mod replay;
 pub mod retrieval;
 pub mod simulated;
 pub mod spatial;
+mod voxel;
 
 pub use builder::{Detection, KeyframeDetections, KeyframeReport, MapBuilder};
 pub use error::PerceptionError;

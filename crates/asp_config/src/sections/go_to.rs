@@ -32,15 +32,32 @@ pub struct GoToConfig {
     /// "go near". Default 1.0.
     #[garde(range(min = 0.0, max = 100.0))]
     pub lambda_aff: f32,
-    /// Radius of the circular base footprint, metres. Default 0.3.
+    /// Radius of the circle around the base footprint, metres. Default 0.4 (the ASP
+    /// base is 0.60 × 0.50 m).
     #[garde(range(min = 0.05, max = 2.0))]
     pub footprint_radius: f32,
     /// Occupancy values at or above this count as lethal. Default 65.
     #[garde(range(min = 1, max = 100))]
     pub lethal_cost: i8,
+    /// Cells of unknown occupancy (-1) under the footprint make a pose invalid. Default
+    /// on.
+    #[garde(skip)]
+    pub unknown_is_lethal: bool,
+    /// Where the arm is mounted on the base (x forward, y left of the base centre),
+    /// metres. Default [0.17, 0.0] (the xArm on the ASP base).
+    #[garde(custom(finite_pair))]
+    pub arm_offset: [f32; 2],
+    /// Largest horizontal distance from the arm's mount to the affordance (or object)
+    /// the arm works at, metres; poses farther away are not valid. 0 disables the check.
+    /// Default 0.6.
+    #[garde(range(min = 0.0, max = 5.0))]
+    pub arm_reach: f32,
     /// Re-detect the object from the arrival frame (SPEC §1.6). Default on.
     #[garde(skip)]
     pub relocalize: bool,
+    /// Camera whose frame the local map is built from on arrival. Default `head`.
+    #[garde(length(min = 1))]
+    pub relocalize_camera: String,
 }
 
 impl Default for GoToConfig {
@@ -54,10 +71,22 @@ impl Default for GoToConfig {
             max_radius: 1.45,
             angular_samples: 36,
             lambda_aff: 1.0,
-            footprint_radius: 0.3,
+            footprint_radius: 0.4,
             lethal_cost: 65,
+            unknown_is_lethal: true,
+            arm_offset: [0.17, 0.0],
+            arm_reach: 0.6,
             relocalize: true,
+            relocalize_camera: "head".into(),
         }
+    }
+}
+
+fn finite_pair(v: &[f32; 2], _: &()) -> garde::Result {
+    if v.iter().all(|x| x.is_finite()) {
+        Ok(())
+    } else {
+        Err(garde::Error::new("both values must be finite metres"))
     }
 }
 

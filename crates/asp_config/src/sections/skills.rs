@@ -16,6 +16,8 @@ pub struct SkillExecutorConfig {
     pub grasp: GraspConfig,
     #[garde(dive)]
     pub articulation: ArticulationConfig,
+    #[garde(dive)]
+    pub gripper: GripperGeometry,
 }
 
 /// Names of the other people's interfaces the executor drives.
@@ -171,6 +173,28 @@ pub struct GraspConfig {
     /// Release height above the target for `drop`, metres. Default 0.12.
     #[garde(range(min = 0.0, max = 1.0))]
     pub drop_height: f64,
+    /// Top-down candidates: closing directions sampled over a half turn. Default 12
+    /// (every 15°).
+    #[garde(range(min = 1, max = 72))]
+    pub yaw_samples: usize,
+    /// Side candidates: approach directions sampled around the line from the arm to the
+    /// target. Default 5.
+    #[garde(range(min = 0, max = 36))]
+    pub side_samples: usize,
+    /// Side candidates spread this far either side of that line, degrees. Default 60.
+    #[garde(range(min = 0.0, max = 180.0))]
+    pub side_spread_deg: f64,
+    /// Target points that must lie between the pads for a candidate to count. Default 3.
+    #[garde(range(min = 1, max = 10000))]
+    pub min_contact_points: usize,
+    /// Free gap kept on each side of the target inside the open fingers, metres.
+    /// Default 0.005.
+    #[garde(range(min = 0.0, max = 0.05))]
+    pub width_clearance: f64,
+    /// Tolerated points of anything but the target inside a finger or the palm (sensor
+    /// noise). Default 2.
+    #[garde(range(min = 0, max = 1000))]
+    pub max_collision_points: usize,
 }
 
 impl Default for GraspConfig {
@@ -183,6 +207,12 @@ impl Default for GraspConfig {
             effort: 30.0,
             place_clearance: 0.02,
             drop_height: 0.12,
+            yaw_samples: 12,
+            side_samples: 5,
+            side_spread_deg: 60.0,
+            min_contact_points: 3,
+            width_clearance: 0.005,
+            max_collision_points: 2,
         }
     }
 }
@@ -190,7 +220,8 @@ impl Default for GraspConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
 #[serde(default, deny_unknown_fields)]
 pub struct ArticulationConfig {
-    /// Pull distance for pinch_pull / hook_pull and drawers, metres. Default 0.12.
+    /// Pull distance of pinch_pull and hook_pull, and of opening a drawer whose depth
+    /// cannot be seen, metres. Default 0.12.
     #[garde(range(min = 0.0, max = 1.0))]
     pub pull_distance: f64,
     /// How far past contact a tip push goes, metres. Default 0.01.
@@ -202,6 +233,25 @@ pub struct ArticulationConfig {
     /// Waypoints along a revolute arc. Default 8.
     #[garde(range(min = 2, max = 100))]
     pub arc_waypoints: usize,
+    /// How far the fingertips reach past a pinched part's front face, metres. Default
+    /// 0.01.
+    #[garde(range(min = 0.0, max = 0.1))]
+    pub pinch_depth: f64,
+    /// Opening travel of a drawer as a share of the cabinet depth seen behind its front.
+    /// Default 0.8.
+    #[garde(range(min = 0.05, max = 1.0))]
+    pub open_travel_fraction: f64,
+    /// Largest drawer travel a skill pulls, metres. Default 0.25.
+    #[garde(range(min = 0.01, max = 1.0))]
+    pub max_open_travel: f64,
+    /// A prismatic pull or push is split into steps of at most this length, metres; the
+    /// motion stops at the last step the planner accepts. Default 0.05.
+    #[garde(range(min = 0.005, max = 1.0))]
+    pub pull_step: f64,
+    /// Radius around a part within which the surface it sits on is fitted, metres.
+    /// Default 0.08.
+    #[garde(range(min = 0.01, max = 1.0))]
+    pub surface_radius: f64,
 }
 
 impl Default for ArticulationConfig {
@@ -211,6 +261,65 @@ impl Default for ArticulationConfig {
             push_depth: 0.01,
             door_angle: 1.2,
             arc_waypoints: 8,
+            pinch_depth: 0.01,
+            open_travel_fraction: 0.8,
+            max_open_travel: 0.25,
+            pull_step: 0.05,
+            surface_radius: 0.08,
         }
+    }
+}
+
+/// The parallel gripper's geometry in the tool frame (+z out of the gripper, fingers
+/// closing along ±y), as skills need it to place pads and fingertips. Defaults: the
+/// xArm Gripper with UFactory's `link_tcp`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct GripperGeometry {
+    /// Tool-frame z of the fingertips (positive: beyond the tool centre point), metres.
+    /// Default 0.013.
+    #[garde(range(min = -0.2, max = 0.2))]
+    pub tip_offset: f64,
+    /// Pad length along the tool z, back from the fingertips, metres. Default 0.09.
+    #[garde(range(min = 0.001, max = 0.3))]
+    pub pad_length: f64,
+    /// Pad width along the tool x, metres. Default 0.022.
+    #[garde(range(min = 0.001, max = 0.2))]
+    pub pad_width: f64,
+    /// Finger thickness along the closing direction, metres. Default 0.012.
+    #[garde(range(min = 0.001, max = 0.1))]
+    pub finger_thickness: f64,
+    /// Distance from the tool centre point back to the palm (gripper body), metres.
+    /// Default 0.077.
+    #[garde(range(min = 0.0, max = 0.5))]
+    pub palm_offset: f64,
+    /// Palm half extents across (tool x, tool y), metres. Default [0.0325, 0.0625].
+    #[garde(custom(positive_pair))]
+    pub palm_half_extents: [f64; 2],
+    /// Smallest finger gap that counts as holding something after a stalled close,
+    /// metres. Default 0.002.
+    #[garde(range(min = 0.0, max = 0.1))]
+    pub min_held_gap: f64,
+}
+
+impl Default for GripperGeometry {
+    fn default() -> Self {
+        Self {
+            tip_offset: 0.013,
+            pad_length: 0.09,
+            pad_width: 0.022,
+            finger_thickness: 0.012,
+            palm_offset: 0.077,
+            palm_half_extents: [0.0325, 0.0625],
+            min_held_gap: 0.002,
+        }
+    }
+}
+
+fn positive_pair(v: &[f64; 2], _: &()) -> garde::Result {
+    if v.iter().all(|x| x.is_finite() && *x > 0.0) {
+        Ok(())
+    } else {
+        Err(garde::Error::new("both values must be positive metres"))
     }
 }

@@ -1,0 +1,283 @@
+//! go_to: choose the pose, drive there through Nav2 semantics, re-detect on arrival.
+
+use std::sync::Arc;
+
+use asp_config::GoToConfig;
+use asp_core::grid::OccupancyGrid;
+use asp_core::robot::{BaseNavigation, CancellationToken, NavOutcome, TerminalStatus};
+use asp_core::{
+    Affordance, Failure, FailureKind, ObjectKey, PointCloud, State, ToolOutput, ToolValue,
+};
+use asp_skills::EStopListener;
+use tracing::{Instrument, info, info_span, warn};
+
+use crate::codes::{nav_feedback, ours};
+use crate::relocalize::{Relocalized, Relocalizer};
+use crate::select::{PoseSelector, Selection, SelectionError, SelectionInput};
+
+/// One go_to call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GoToRequest {
+    pub object: ObjectKey,
+    /// The retrieval query that found the object; re-detection uses it again.
+    pub query: String,
+    /// The object's cloud in the (remote) map.
+    pub object_cloud: PointCloud,
+    /// The affordance detected for the action, if any; `None` is plain "go near".
+    pub affordance: Option<Affordance>,
+    /// The occupancy grid (`go_to_node.map_topic`).
+    pub grid: OccupancyGrid,
+}
+
+/// What go_to did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GoToReport {
+    pub selection: Option<Selection>,
+    pub navigation: Option<NavOutcome>,
+    pub relocalized: Option<Relocalized>,
+    /// For the model.
+    pub message: String,
+}
+
+/// go_to's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GoToResult {
+    Arrived(GoToReport),
+    Failed {
+        failure: Failure,
+        report: GoToReport,
+    },
+}
+
+impl GoToResult {
+    pub fn report(&self) -> &GoToReport {
+        match self {
+            Self::Arrived(r) | Self::Failed { report: r, .. } => r,
+        }
+    }
+
+    pub fn arrived(&self) -> bool {
+        matches!(self, Self::Arrived(_))
+    }
+
+    pub fn failure(&self) -> Option<&Failure> {
+        match self {
+            Self::Failed { failure, .. } => Some(failure),
+            Self::Arrived(_) => None,
+        }
+    }
+
+    /// The agent's tool output with `state`.
+    pub fn tool_output(self, state: State) -> ToolOutput {
+        match self {
+            Self::Arrived(r) => ToolOutput::ok(ToolValue::State(state), r.message),
+            Self::Failed { failure, report } => ToolOutput::fail(state, failure, report.message),
+        }
+    }
+}
+
+/// go_to over a base and (optionally) a re-detector.
+pub struct GoTo {
+    base: Arc<dyn BaseNavigation>,
+    selector: PoseSelector,
+    estop: EStopListener,
+    relocalizer: Option<Arc<dyn Relocalizer>>,
+    cfg: GoToConfig,
+}
+
+impl std::fmt::Debug for GoTo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GoTo")
+            .field("cfg", &self.cfg)
+            .field("relocalizer", &self.relocalizer.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+fn fail(kind: FailureKind, code: i32) -> Failure {
+    Failure::new(kind).with_code(code)
+}
+
+impl GoTo {
+    pub fn new(
+        base: Arc<dyn BaseNavigation>,
+        cfg: &GoToConfig,
+        estop: EStopListener,
+        relocalizer: Option<Arc<dyn Relocalizer>>,
+    ) -> Self {
+        Self {
+            base,
+            selector: PoseSelector::new(cfg.clone()),
+            estop,
+            relocalizer,
+            cfg: cfg.clone(),
+        }
+    }
+
+    pub fn selector(&self) -> &PoseSelector {
+        &self.selector
+    }
+
+    /// Chooses the pose for `req` from where the robot is now (moves nothing).
+    pub async fn choose(
+        &self,
+        req: &GoToRequest,
+    ) -> Result<Result<Selection, SelectionError>, Failure> {
+        let robot = self.base.base_pose().await.map_err(|e| {
+            warn!("cannot read the base pose: {e}");
+            fail(FailureKind::Internal, ours::COMMUNICATION).retryable()
+        })?;
+        Ok(self.selector.select(&SelectionInput {
+            grid: &req.grid,
+            object: req.object_cloud.points(),
+            affordance: req.affordance.as_ref().map(|a| a.point_cloud.points()),
+            robot,
+        }))
+    }
+
+    /// Drives to a pose suited to the request; `cancel` (or the e-stop) stops the base.
+    pub async fn go_to(&self, req: GoToRequest, cancel: &CancellationToken) -> GoToResult {
+        let span = info_span!("go_to", object = %req.object);
+        self.run(req, cancel).instrument(span).await
+    }
+
+    async fn run(&self, req: GoToRequest, cancel: &CancellationToken) -> GoToResult {
+        let mut report = GoToReport {
+            selection: None,
+            navigation: None,
+            relocalized: None,
+            message: String::new(),
+        };
+        let failed = |failure: Failure, mut report: GoToReport, message: String| {
+            warn!(code = failure.code, "{message}");
+            report.message = message;
+            GoToResult::Failed { failure, report }
+        };
+        if self.estop.is_engaged() {
+            return failed(
+                fail(FailureKind::Cancelled, ours::ESTOP),
+                report,
+                "the e-stop is engaged: the base does not move until it is reset".into(),
+            );
+        }
+        if req.object_cloud.is_empty() {
+            return failed(
+                fail(FailureKind::InvalidArgument, ours::INVALID_REQUEST),
+                report,
+                format!("the point cloud of {} is empty", req.object),
+            );
+        }
+        let selection = match self.choose(&req).await {
+            Err(f) => {
+                return failed(f, report, "cannot read the base pose; nothing moved".into());
+            }
+            Ok(Err(e)) => {
+                return failed(
+                    fail(FailureKind::Navigation, ours::NO_VALID_POSE).retryable(),
+                    report,
+                    format!(
+                        "go_to {}: {e}; nothing moved: the object may be boxed in, try another object or look again",
+                        req.object
+                    ),
+                );
+            }
+            Ok(Ok(s)) => s,
+        };
+        let goal = selection.chosen.pose;
+        info!(
+            x = goal.x,
+            y = goal.y,
+            theta = goal.theta,
+            radius = selection.chosen.radius,
+            affordance = selection.affordance_direction.is_some(),
+            "base pose chosen"
+        );
+        report.selection = Some(selection);
+        let guard = self.estop.guard(cancel);
+        let nav = self.base.navigate_to(goal, guard.token()).await;
+        drop(guard);
+        report.navigation = Some(nav.clone());
+        match nav.status {
+            TerminalStatus::Succeeded => {}
+            TerminalStatus::Canceled => {
+                let (code, what) = if self.estop.is_engaged() {
+                    (ours::ESTOP, "the e-stop was engaged")
+                } else {
+                    (ours::CANCELLED, "go_to was cancelled")
+                };
+                return failed(
+                    fail(FailureKind::Cancelled, code),
+                    report,
+                    format!(
+                        "{what}: the base stopped at ({:.2}, {:.2})",
+                        nav.final_pose.x, nav.final_pose.y
+                    ),
+                );
+            }
+            TerminalStatus::Aborted => {
+                let fb = nav_feedback(nav.error_code);
+                return failed(
+                    fb.failure(),
+                    report,
+                    format!(
+                        "navigation to {} aborted: {:?} ({}) {}: {}",
+                        req.object,
+                        nav.error_code,
+                        nav.error_code.code(),
+                        nav.error_msg,
+                        fb.hint
+                    ),
+                );
+            }
+        }
+        let arrived = format!(
+            "arrived at ({:.2}, {:.2}, {:.0}°) facing {} at {:.2} m{}",
+            nav.final_pose.x,
+            nav.final_pose.y,
+            nav.final_pose.theta.to_degrees(),
+            req.object,
+            report.selection.as_ref().map_or(0.0, |s| s.chosen.radius),
+            if report
+                .selection
+                .as_ref()
+                .is_some_and(|s| s.affordance_direction.is_some())
+            {
+                ", on the affordance's side"
+            } else {
+                ""
+            }
+        );
+        match (&self.relocalizer, self.cfg.relocalize) {
+            (Some(r), true) => match r
+                .relocalize(&req.query, &req.object_cloud, &self.cfg.relocalize_camera)
+                .await
+            {
+                Ok(Some(found)) => {
+                    report.message = format!(
+                        "{arrived}; found {} again {:.2} m from where the map had it",
+                        req.object, found.shift
+                    );
+                    report.relocalized = Some(found);
+                    GoToResult::Arrived(report)
+                }
+                Ok(None) => failed(
+                    fail(FailureKind::Perception, ours::NOT_REFOUND).retryable(),
+                    report,
+                    format!(
+                        "{arrived}, but {:?} was not found again in the local map: retrieve it again",
+                        req.query
+                    ),
+                ),
+                Err(e) => failed(
+                    fail(FailureKind::Perception, ours::NOT_REFOUND).retryable(),
+                    report,
+                    format!("{arrived}, but {e}"),
+                ),
+            },
+            _ => {
+                report.message = arrived;
+                GoToResult::Arrived(report)
+            }
+        }
+    }
+}

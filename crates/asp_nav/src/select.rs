@@ -1,0 +1,535 @@
+//! Choosing the base pose for go_to (SPEC §1.6).
+//!
+//! 1. The affordance direction `n`: the outward normal of the affordance point cloud,
+//!    oriented away from the object's centroid and projected on the floor. A rod-like
+//!    part (a handle bar) or a part facing up (a keypad, a button) has no usable
+//!    horizontal normal; its direction is then the horizontal offset of the part from
+//!    the object's centroid — the side of the object the part is on.
+//! 2. For a radius r (0.85 m first): `p_aff = c + r·n` around the object centroid `c`;
+//!    candidates `p_k = c + r·(cos φ_k, sin φ_k)` at `angular_samples` steps, each with the
+//!    heading that faces `c`.
+//! 3. A candidate is discarded when its footprint (a disc of `footprint_radius`) covers a
+//!    lethal cell (occupancy ≥ `lethal_cost`), an unknown cell (when
+//!    `unknown_is_lethal`) or leaves the grid, or when the arm's mount ends up farther
+//!    than `arm_reach` from the part (the object without one).
+//! 4. Cost `F + λ_aff‖p − p_aff‖`, `F` the mean footprint occupancy in [0, 1]; the
+//!    cheapest wins, ties going to the pose nearer the robot (the "go near" of the
+//!    ablation, `λ_aff = 0` or no affordance), then to the lower angle.
+//! 5. No valid candidate: r relaxes by `radius_step`, alternately inwards and outwards,
+//!    within `[min_radius, max_radius]`.
+
+use asp_config::GoToConfig;
+use asp_core::grid::{OccupancyGrid, UNKNOWN};
+use asp_core::{Point3, Pose2D, Real, Vector3};
+use asp_skills::geometry::{Principal, horizontal};
+use serde::{Deserialize, Serialize};
+
+/// Why a candidate pose was discarded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rejection {
+    /// The footprint covers an occupied cell.
+    Collision,
+    /// The footprint covers an unknown cell.
+    Unknown,
+    /// The footprint leaves the grid.
+    OutsideMap,
+    /// The arm could not reach the part from there.
+    OutOfReach,
+}
+
+/// One candidate base pose.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    pub pose: Pose2D,
+    pub radius: Real,
+    /// Mean footprint occupancy, 0 (free) … 1 (occupied).
+    pub footprint_cost: Real,
+    /// ‖p − p_aff‖, 0 without an affordance direction.
+    pub affordance_distance: Real,
+    /// `footprint_cost + λ_aff · affordance_distance`.
+    pub cost: Real,
+    /// Distance from the robot's current position.
+    pub travel: Real,
+    pub rejection: Option<Rejection>,
+}
+
+impl Candidate {
+    pub fn valid(&self) -> bool {
+        self.rejection.is_none()
+    }
+}
+
+/// The chosen pose and how it was found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Selection {
+    pub chosen: Candidate,
+    /// Object centroid on the floor.
+    pub centre: [Real; 2],
+    /// The affordance direction `n` on the floor, when there is one.
+    pub affordance_direction: Option<[Real; 2]>,
+    /// `p_aff` at the chosen radius.
+    pub p_aff: Option<[Real; 2]>,
+    /// Radii tried, in order; the last is the chosen one's.
+    pub radii: Vec<Real>,
+    /// Every candidate of the chosen radius.
+    pub candidates: Vec<Candidate>,
+    /// Candidates evaluated over all radii.
+    pub evaluated: usize,
+}
+
+/// No pose could be chosen.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SelectionError {
+    #[error("the object's point cloud is empty")]
+    EmptyObject,
+    #[error(
+        "no valid base pose around the object at radii {radii:?} m: {collision} in collision, {unknown} on unknown cells, {outside} off the map, {reach} out of the arm's reach"
+    )]
+    NoValidPose {
+        radii: Vec<Real>,
+        collision: usize,
+        unknown: usize,
+        outside: usize,
+        reach: usize,
+    },
+}
+
+/// What the selection works on.
+#[derive(Debug, Clone, Copy)]
+pub struct SelectionInput<'a> {
+    pub grid: &'a OccupancyGrid,
+    /// The object's points (map frame).
+    pub object: &'a [Point3],
+    /// The affordance's points, when one was detected.
+    pub affordance: Option<&'a [Point3]>,
+    /// The robot's current pose.
+    pub robot: Pose2D,
+}
+
+/// go_to's pose selection with its settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoseSelector {
+    cfg: GoToConfig,
+}
+
+/// Costs closer than this are a tie.
+const TIE: Real = 1e-4;
+
+impl PoseSelector {
+    pub fn new(cfg: GoToConfig) -> Self {
+        Self { cfg }
+    }
+
+    pub fn config(&self) -> &GoToConfig {
+        &self.cfg
+    }
+
+    /// The same selector with another λ_aff (0: plain "go near").
+    pub fn with_lambda(mut self, lambda_aff: Real) -> Self {
+        self.cfg.lambda_aff = lambda_aff;
+        self
+    }
+
+    /// The affordance direction on the floor (see the module notes), unit length.
+    pub fn affordance_direction(object: &[Point3], part: &[Point3]) -> Option<Vector3> {
+        let pp = Principal::of(part)?;
+        let oc = Principal::of(object).map_or(pp.centroid, |p| p.centroid);
+        let n = pp.normal();
+        let flat = part.len() >= 3 && pp.flatness() < 0.3 && pp.roundness() > 0.2;
+        if flat && Vector3::new(n.x, n.y, 0.0).norm() > 0.5 {
+            let away = pp.centroid - oc;
+            let n = if away.norm() > 0.005 && away.dot(&n) < 0.0 {
+                -n
+            } else {
+                n
+            };
+            return horizontal(&n);
+        }
+        let off = pp.centroid - oc;
+        if Vector3::new(off.x, off.y, 0.0).norm() < 0.01 {
+            return None;
+        }
+        horizontal(&off)
+    }
+
+    /// Radii in the order they are tried: r, r − s, r + s, r − 2s, … within the bounds.
+    pub fn radii(&self) -> Vec<Real> {
+        let c = &self.cfg;
+        let mut out = vec![c.radius.clamp(c.min_radius, c.max_radius)];
+        let mut k = 1;
+        loop {
+            let lo = c.radius - c.radius_step * k as Real;
+            let hi = c.radius + c.radius_step * k as Real;
+            let (lo_ok, hi_ok) = (lo >= c.min_radius - 1e-6, hi <= c.max_radius + 1e-6);
+            if !lo_ok && !hi_ok {
+                break;
+            }
+            if lo_ok {
+                out.push(lo);
+            }
+            if hi_ok {
+                out.push(hi);
+            }
+            k += 1;
+        }
+        out
+    }
+
+    /// Chooses the base pose.
+    pub fn select(&self, input: &SelectionInput<'_>) -> Result<Selection, SelectionError> {
+        let oc = Principal::of(input.object)
+            .ok_or(SelectionError::EmptyObject)?
+            .centroid;
+        let n = input
+            .affordance
+            .and_then(|a| Self::affordance_direction(input.object, a));
+        let reach_target = input
+            .affordance
+            .and_then(Principal::of)
+            .map_or(oc, |p| p.centroid);
+        let disc = footprint_disc(input.grid.resolution, self.cfg.footprint_radius);
+        let mut counts = [0usize; 4];
+        let mut radii = Vec::new();
+        let mut evaluated = 0;
+        for r in self.radii() {
+            radii.push(r);
+            let p_aff = n.map(|n| [oc.x + r * n.x, oc.y + r * n.y]);
+            let candidates: Vec<Candidate> = (0..self.cfg.angular_samples)
+                .map(|k| {
+                    let phi = std::f32::consts::TAU * k as Real / self.cfg.angular_samples as Real;
+                    let p = [oc.x + r * phi.cos(), oc.y + r * phi.sin()];
+                    self.candidate(input, &disc, p, [oc.x, oc.y], r, p_aff, &reach_target)
+                })
+                .collect();
+            evaluated += candidates.len();
+            let best = candidates
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.valid())
+                .min_by(|(i, a), (j, b)| {
+                    if (a.cost - b.cost).abs() <= TIE {
+                        a.travel.total_cmp(&b.travel).then(i.cmp(j))
+                    } else {
+                        a.cost.total_cmp(&b.cost)
+                    }
+                })
+                .map(|(_, c)| c.clone());
+            for c in &candidates {
+                match c.rejection {
+                    Some(Rejection::Collision) => counts[0] += 1,
+                    Some(Rejection::Unknown) => counts[1] += 1,
+                    Some(Rejection::OutsideMap) => counts[2] += 1,
+                    Some(Rejection::OutOfReach) => counts[3] += 1,
+                    None => {}
+                }
+            }
+            if let Some(chosen) = best {
+                return Ok(Selection {
+                    chosen,
+                    centre: [oc.x, oc.y],
+                    affordance_direction: n.map(|n| [n.x, n.y]),
+                    p_aff,
+                    radii,
+                    candidates,
+                    evaluated,
+                });
+            }
+        }
+        Err(SelectionError::NoValidPose {
+            radii,
+            collision: counts[0],
+            unknown: counts[1],
+            outside: counts[2],
+            reach: counts[3],
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn candidate(
+        &self,
+        input: &SelectionInput<'_>,
+        disc: &[(i64, i64)],
+        p: [Real; 2],
+        c: [Real; 2],
+        r: Real,
+        p_aff: Option<[Real; 2]>,
+        reach_target: &Point3,
+    ) -> Candidate {
+        let theta = (c[1] - p[1]).atan2(c[0] - p[0]);
+        let pose = Pose2D::new(p[0], p[1], theta);
+        let (footprint_cost, mut rejection) = self.footprint(input.grid, disc, p);
+        if rejection.is_none() && self.cfg.arm_reach > 0.0 {
+            let [ox, oy] = self.cfg.arm_offset;
+            let (s, co) = theta.sin_cos();
+            let mount = [p[0] + co * ox - s * oy, p[1] + s * ox + co * oy];
+            let d = (reach_target.x - mount[0]).hypot(reach_target.y - mount[1]);
+            if d > self.cfg.arm_reach {
+                rejection = Some(Rejection::OutOfReach);
+            }
+        }
+        let affordance_distance = p_aff.map_or(0.0, |a| (p[0] - a[0]).hypot(p[1] - a[1]));
+        Candidate {
+            pose,
+            radius: r,
+            footprint_cost,
+            affordance_distance,
+            cost: footprint_cost + self.cfg.lambda_aff * affordance_distance,
+            travel: (p[0] - input.robot.x).hypot(p[1] - input.robot.y),
+            rejection,
+        }
+    }
+
+    /// Mean occupancy under the footprint, and why the pose is invalid if it is.
+    fn footprint(
+        &self,
+        grid: &OccupancyGrid,
+        disc: &[(i64, i64)],
+        p: [Real; 2],
+    ) -> (Real, Option<Rejection>) {
+        let (ci, cj) = grid.world_to_cell(p[0], p[1]);
+        let mut sum = 0.0;
+        let mut rejection = None;
+        for (di, dj) in disc {
+            match grid.get(ci + di, cj + dj) {
+                None => return (1.0, Some(Rejection::OutsideMap)),
+                Some(UNKNOWN) => {
+                    if self.cfg.unknown_is_lethal {
+                        rejection.get_or_insert(Rejection::Unknown);
+                    }
+                    sum += 1.0;
+                }
+                Some(v) if v < 0 => sum += 1.0,
+                Some(v) => {
+                    if v >= self.cfg.lethal_cost {
+                        rejection = Some(Rejection::Collision);
+                    }
+                    sum += Real::from(v) / 100.0;
+                }
+            }
+        }
+        (sum / disc.len().max(1) as Real, rejection)
+    }
+}
+
+/// Cell offsets whose centres lie within `radius` of a cell centre.
+fn footprint_disc(resolution: Real, radius: Real) -> Vec<(i64, i64)> {
+    let n = (radius / resolution).ceil() as i64;
+    let mut out = Vec::new();
+    for dj in -n..=n {
+        for di in -n..=n {
+            let d = ((di * di + dj * dj) as Real).sqrt() * resolution;
+            if d <= radius {
+                out.push((di, dj));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use asp_core::grid::{FREE, OCCUPIED};
+
+    fn room() -> OccupancyGrid {
+        // 6 × 6 m free room with a wall along its north edge
+        let mut g = OccupancyGrid::new(0.05, 120, 120, Pose2D::new(0.0, 0.0, 0.0), FREE).unwrap();
+        for i in 0..120 {
+            for j in 116..120 {
+                g.set(i, j, OCCUPIED);
+            }
+        }
+        g
+    }
+
+    fn blob(c: Point3, half: Real) -> Vec<Point3> {
+        let mut v = Vec::new();
+        for i in 0..5 {
+            for j in 0..5 {
+                for k in 0..5 {
+                    let f = |n: i32| (n as Real / 2.0 - 1.0) * half;
+                    v.push(Point3::new(c.x + f(i), c.y + f(j), c.z + f(k)));
+                }
+            }
+        }
+        v
+    }
+
+    fn cfg() -> GoToConfig {
+        GoToConfig {
+            arm_reach: 0.0,
+            ..GoToConfig::default()
+        }
+    }
+
+    #[test]
+    fn radii_relax_alternately_within_bounds() {
+        let s = PoseSelector::new(GoToConfig::default());
+        let r = s.radii();
+        let want = [
+            0.85, 0.75, 0.95, 0.65, 1.05, 0.55, 1.15, 0.45, 1.25, 1.35, 1.45,
+        ];
+        assert_eq!(r.len(), want.len(), "{r:?}");
+        for (a, b) in r.iter().zip(want) {
+            assert!((a - b).abs() < 1e-5, "{r:?}");
+        }
+    }
+
+    #[test]
+    fn the_affordance_side_wins_and_go_near_takes_the_nearest() {
+        let g = room();
+        let object = blob(Point3::new(3.0, 3.0, 0.5), 0.1);
+        // a part on the object's east side
+        let part = blob(Point3::new(3.12, 3.0, 0.5), 0.02);
+        let robot = Pose2D::new(1.0, 3.0, 0.0);
+        let input = SelectionInput {
+            grid: &g,
+            object: &object,
+            affordance: Some(&part),
+            robot,
+        };
+        let s = PoseSelector::new(cfg()).select(&input).unwrap();
+        let n = s.affordance_direction.unwrap();
+        assert!(n[0] > 0.99, "{n:?}");
+        let p = s.chosen.pose;
+        assert!(
+            (p.x - 3.85).abs() < 1e-3 && (p.y - 3.0).abs() < 1e-3,
+            "{p:?}"
+        );
+        // facing the object: heading west
+        assert!((p.theta.abs() - std::f32::consts::PI).abs() < 1e-3, "{p:?}");
+        // go near: the side nearest the robot (west)
+        let near = PoseSelector::new(cfg())
+            .with_lambda(0.0)
+            .select(&input)
+            .unwrap();
+        assert!(
+            (near.chosen.pose.x - 2.15).abs() < 1e-3,
+            "{:?}",
+            near.chosen.pose
+        );
+        // without an affordance, same as go near
+        let none = PoseSelector::new(cfg())
+            .select(&SelectionInput {
+                affordance: None,
+                ..input
+            })
+            .unwrap();
+        assert_eq!(none.chosen.pose, near.chosen.pose);
+        assert!(none.affordance_direction.is_none());
+    }
+
+    #[test]
+    fn colliding_poses_are_discarded_and_the_radius_relaxes() {
+        let mut g = room();
+        // a ring of obstacles 0.6–1.0 m around the object
+        let c = (3.0, 3.0);
+        for i in 0..120 {
+            for j in 0..116 {
+                let (x, y) = g.cell_center(i, j);
+                let d = (x - c.0).hypot(y - c.1);
+                if (0.6..=1.0).contains(&d) {
+                    g.set(i, j, OCCUPIED);
+                }
+            }
+        }
+        let object = blob(Point3::new(3.0, 3.0, 0.5), 0.05);
+        let s = PoseSelector::new(cfg())
+            .select(&SelectionInput {
+                grid: &g,
+                object: &object,
+                affordance: None,
+                robot: Pose2D::new(0.5, 0.5, 0.0),
+            })
+            .unwrap();
+        // every radius up to 1.35 m puts the 0.4 m footprint on the ring; 1.45 m clears it
+        assert!((s.chosen.radius - 1.45).abs() < 1e-5, "{:?}", s.radii);
+        assert_eq!(s.radii.len(), 11);
+        // every candidate of an invalid radius was rejected for collision
+        let err = PoseSelector::new(GoToConfig {
+            max_radius: 1.0,
+            min_radius: 0.8,
+            ..cfg()
+        })
+        .select(&SelectionInput {
+            grid: &g,
+            object: &object,
+            affordance: None,
+            robot: Pose2D::new(0.5, 0.5, 0.0),
+        })
+        .unwrap_err();
+        match err {
+            SelectionError::NoValidPose { collision, .. } => assert!(collision > 0),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn reach_and_unknown_cells_invalidate_poses() {
+        let mut g = room();
+        // unknown everywhere west of x = 3
+        for i in 0..60 {
+            for j in 0..116 {
+                g.set(i, j, UNKNOWN);
+            }
+        }
+        let object = blob(Point3::new(3.5, 3.0, 0.5), 0.05);
+        let input = SelectionInput {
+            grid: &g,
+            object: &object,
+            affordance: None,
+            robot: Pose2D::new(1.0, 3.0, 0.0),
+        };
+        let s = PoseSelector::new(cfg()).select(&input).unwrap();
+        // nearest to the robot, but not on unknown cells
+        assert!(s.chosen.pose.x - 0.4 >= 3.0 - 1e-3, "{:?}", s.chosen.pose);
+        // reach 0.6 from a mount 0.17 ahead: 0.85 is too far, 0.75 is the first radius
+        let s = PoseSelector::new(GoToConfig {
+            arm_reach: 0.6,
+            ..GoToConfig::default()
+        })
+        .select(&input)
+        .unwrap();
+        assert!((s.chosen.radius - 0.75).abs() < 1e-5, "{}", s.chosen.radius);
+        assert_eq!(s.radii.len(), 2);
+    }
+
+    #[test]
+    fn rod_and_upward_parts_use_their_side_of_the_object() {
+        let object = blob(Point3::new(0.0, 0.0, 0.5), 0.1);
+        // a vertical bar on the -x side
+        let bar: Vec<Point3> = (0..20)
+            .map(|k| Point3::new(-0.12, 0.0, 0.4 + k as Real * 0.01))
+            .collect();
+        let n = PoseSelector::affordance_direction(&object, &bar).unwrap();
+        assert!(n.x < -0.99, "{n:?}");
+        // an upward-facing flat keypad on the +y half of the top
+        let mut pad = Vec::new();
+        for i in 0..6 {
+            for j in 0..4 {
+                pad.push(Point3::new(
+                    -0.05 + 0.02 * i as Real,
+                    0.02 + 0.02 * j as Real,
+                    0.6,
+                ));
+            }
+        }
+        let n = PoseSelector::affordance_direction(&object, &pad).unwrap();
+        assert!(n.y > 0.99, "{n:?}");
+        // a vertical flat panel facing +x, centred on the object: its normal, not the
+        // (zero) offset
+        let mut panel = Vec::new();
+        for i in 0..6 {
+            for j in 0..6 {
+                panel.push(Point3::new(
+                    0.1,
+                    -0.05 + 0.02 * i as Real,
+                    0.45 + 0.02 * j as Real,
+                ));
+            }
+        }
+        let n = PoseSelector::affordance_direction(&object, &panel).unwrap();
+        assert!(n.x > 0.99, "{n:?}");
+    }
+}

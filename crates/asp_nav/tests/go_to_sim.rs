@@ -1,0 +1,350 @@
+//! go_to in the embedded simulator's apartment: the affordance-facing pose against plain
+//! "go near" (λ_aff = 0), cancel mid-way, and the e-stop.
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use asp_config::{AspConfig, GoToConfig};
+use asp_core::robot::{BaseNavigation, CancellationToken, TerminalStatus};
+use asp_core::{
+    Affordance, AffordanceProvenance, FailureKind, ObjectKey, Point3, PointCloud, Pose2D, Real,
+    Skill, State,
+};
+use asp_kinematics::Xarm6;
+use asp_nav::codes::ours;
+use asp_nav::{GoTo, GoToRequest, GoToResult};
+use asp_sim::scenario::Scenario;
+use asp_sim::world::Object;
+use asp_sim::{SimRobot, SimSettings};
+use asp_skills::EStop;
+
+fn config_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../config")
+}
+
+fn config() -> AspConfig {
+    AspConfig::load_dir(config_dir()).unwrap().config
+}
+
+fn scenario(file: &str, settings: SimSettings) -> SimRobot {
+    let sc = Scenario::load(config_dir().join("scenarios").join(file)).unwrap();
+    SimRobot::for_scenario(&sc, Arc::new(Xarm6::on_base().unwrap()), settings).unwrap()
+}
+
+/// Samples the volume of the geometry of `o` that `keep` selects, every 1 cm (the map's
+/// cloud of an object or of a part; perception is not under test here).
+fn sample(o: &Object, keep: impl Fn(&asp_sim::world::Geom) -> bool) -> Vec<Point3> {
+    let b = o.aabb_where(&keep);
+    let ext = b.maxs - b.mins;
+    let step: Real = (ext.min() / 4.0).clamp(0.002, 0.01);
+    let n = |e: Real| (e / step).ceil() as usize + 1;
+    let mut pts = Vec::new();
+    for i in 0..n(ext.x) {
+        for j in 0..n(ext.y) {
+            for k in 0..n(ext.z) {
+                let p = Point3::new(
+                    (b.mins.x + step * i as Real).min(b.maxs.x),
+                    (b.mins.y + step * j as Real).min(b.maxs.y),
+                    (b.mins.z + step * k as Real).min(b.maxs.z),
+                );
+                if o.geoms
+                    .iter()
+                    .filter(|g| keep(g))
+                    .any(|g| g.prim.contains(&o.geom_pose(g), &p))
+                {
+                    pts.push(p);
+                }
+            }
+        }
+    }
+    assert!(!pts.is_empty());
+    pts
+}
+
+/// The object's cloud and the cloud of its parts whose names start with `part_prefix`.
+fn clouds(sim: &SimRobot, object: &str, part_prefix: &str) -> (PointCloud, PointCloud) {
+    sim.with_state(|s| {
+        let o = s.world.object(object).unwrap();
+        let obj = sample(o, |_| true);
+        let part = sample(o, |g| {
+            g.part
+                .is_some_and(|p| o.parts[p].name.starts_with(part_prefix))
+        });
+        (PointCloud::new("map", obj), PointCloud::new("map", part))
+    })
+}
+
+/// go_to's settings as shipped, without re-detection (no perception models here).
+fn go_to_config(lambda_aff: Real) -> GoToConfig {
+    let mut cfg = config().go_to_node;
+    cfg.relocalize = false;
+    cfg.lambda_aff = lambda_aff;
+    cfg
+}
+
+/// A go_to request on `object` with its part cloud as the detected affordance.
+fn request(sim: &SimRobot, object: &str, part_prefix: &str, skill: Skill) -> GoToRequest {
+    let (obj, part) = clouds(sim, object, part_prefix);
+    GoToRequest {
+        object: ObjectKey::from_query(object, 0),
+        query: object.replace('_', " "),
+        object_cloud: obj,
+        affordance: Some(Affordance {
+            point_cloud: part,
+            part: part_prefix.into(),
+            skill,
+            provenance: AffordanceProvenance {
+                producers: vec!["simulator ground truth".into()],
+                keyframes: vec![0],
+                confidence: 1.0,
+                verifier_score: Some(1.0),
+            },
+        }),
+        grid: sim.occupancy_grid().unwrap(),
+    }
+}
+
+fn go_to(sim: &SimRobot, lambda_aff: Real, estop: &EStop) -> GoTo {
+    GoTo::new(
+        Arc::new(sim.clone()),
+        &go_to_config(lambda_aff),
+        estop.listener(),
+        None,
+    )
+}
+
+/// The angle, degrees, between the direction from the object's centre to where the base
+/// stopped and the affordance direction.
+fn angle_off_affordance(r: &GoToResult, at: &Pose2D) -> Real {
+    let sel = r.report().selection.as_ref().unwrap();
+    let n = sel.affordance_direction.unwrap();
+    let (dx, dy) = (at.x - sel.centre[0], at.y - sel.centre[1]);
+    ((dx * n[0] + dy * n[1]) / dx.hypot(dy))
+        .clamp(-1.0, 1.0)
+        .acos()
+        .to_degrees()
+}
+
+/// The base faces the object's centre (within 3°).
+fn faces_centre(r: &GoToResult, at: &Pose2D) -> bool {
+    let c = r.report().selection.as_ref().unwrap().centre;
+    let want = (c[1] - at.y).atan2(c[0] - at.x);
+    let d = (want - at.theta + std::f32::consts::PI).rem_euclid(std::f32::consts::TAU)
+        - std::f32::consts::PI;
+    d.abs() < 3f32.to_radians()
+}
+
+/// Drives `sim`'s base through go_to with λ_aff and returns the result and where the
+/// base ended.
+async fn drive(sim: &SimRobot, req: GoToRequest, lambda_aff: Real) -> (GoToResult, Pose2D) {
+    let estop = EStop::new();
+    let r = go_to(sim, lambda_aff, &estop)
+        .go_to(req, &CancellationToken::new())
+        .await;
+    assert!(r.arrived(), "{:#?}", r.report());
+    let at = sim.base_pose().await.unwrap();
+    let goal = r.report().selection.as_ref().unwrap().chosen.pose;
+    assert!(
+        (at.x - goal.x).hypot(at.y - goal.y) < 0.01,
+        "stopped at {at:?}, goal {goal:?}"
+    );
+    (r, at)
+}
+
+fn sim_for(file: &str) -> SimRobot {
+    scenario(file, SimSettings::default())
+}
+
+/// dial_phone: the keypad faces the room (−y). With the keypad as the affordance, the
+/// base stops straight in front of it; plain "go near" stands diagonally at the side
+/// table's corner, the nearest free spot on the way from the sofa.
+#[tokio::test]
+async fn go_to_faces_the_phone_keypad_where_go_near_stands_at_the_corner() {
+    let sim = sim_for("mobile/dial_phone.yaml");
+    let req = request(&sim, "phone", "phone key", Skill::TipPush);
+    let (aff, at) = drive(&sim, req, 1.0).await;
+    let n = aff
+        .report()
+        .selection
+        .as_ref()
+        .unwrap()
+        .affordance_direction
+        .unwrap();
+    assert!(
+        n[1] < -0.95,
+        "the keypad's direction is −y (the room): {n:?}"
+    );
+    let off = angle_off_affordance(&aff, &at);
+    assert!(off < 10.0, "{off}° off the keypad's direction");
+    assert!(faces_centre(&aff, &at), "{at:?}");
+    assert!(aff.report().message.contains("on the affordance's side"));
+
+    let sim = sim_for("mobile/dial_phone.yaml");
+    let req = request(&sim, "phone", "phone key", Skill::TipPush);
+    let (near, at_near) = drive(&sim, req, 0.0).await;
+    let off_near = angle_off_affordance(&near, &at_near);
+    assert!(
+        off_near > 30.0,
+        "go near stood {off_near}° off the keypad's direction"
+    );
+    assert!(faces_centre(&near, &at_near), "{at_near:?}");
+    assert!(
+        (at.x - at_near.x).hypot(at.y - at_near.y) > 0.3,
+        "{at:?} vs {at_near:?}"
+    );
+}
+
+/// open_cabinet, the robot coming from the east of the office: the door handle is on the
+/// cabinet's west (−x) half, the hinge on its east. go_to stands in front of the handle;
+/// plain "go near" stops on the hinge half, nearest the robot.
+#[tokio::test]
+async fn go_to_stands_in_front_of_the_cabinet_handle_where_go_near_takes_the_hinge_side() {
+    let start = Pose2D::new(3.5, 2.0, 0.0);
+    let prepare = || async {
+        let sim = sim_for("mobile/open_cabinet.yaml");
+        let nav = sim.navigate_to(start, &CancellationToken::new()).await;
+        assert_eq!(nav.status, TerminalStatus::Succeeded, "{nav:?}");
+        sim
+    };
+    let (cx, front_y, handle_x) = {
+        let sim = sim_for("mobile/open_cabinet.yaml");
+        sim.with_state(|s| {
+            let o = s.world.object("metal_cabinet").unwrap();
+            let b = o.aabb();
+            let h = o.part_aabb(o.part_index("cabinet door handle").unwrap());
+            (o.pose.translation.x, b.maxs.y, (h.mins.x + h.maxs.x) / 2.0)
+        })
+    };
+    assert!(handle_x < cx, "the handle is on the west half");
+
+    let sim = prepare().await;
+    let req = request(&sim, "metal_cabinet", "cabinet door handle", Skill::Open);
+    let (aff, at) = drive(&sim, req, 1.0).await;
+    assert!(angle_off_affordance(&aff, &at) < 10.0, "{at:?}");
+    assert!(at.y > front_y, "in front of the cabinet: {at:?}");
+    assert!(at.x < cx, "on the handle's half: {at:?}");
+    assert!(faces_centre(&aff, &at), "{at:?}");
+
+    let sim = prepare().await;
+    let req = request(&sim, "metal_cabinet", "cabinet door handle", Skill::Open);
+    let (near, at_near) = drive(&sim, req, 0.0).await;
+    assert!(at_near.y > front_y, "{at_near:?}");
+    assert!(
+        at_near.x > cx,
+        "go near stood on the hinge half: {at_near:?}"
+    );
+    assert!(angle_off_affordance(&near, &at_near) > 30.0, "{at_near:?}");
+}
+
+/// Cancelling mid-way stops the base where it is; go_to reports the cancel, and the
+/// agent's tool output carries it.
+#[tokio::test]
+async fn cancelling_go_to_stops_the_base_and_reports_the_cancel() {
+    let sim = sim_for("mobile/dial_phone.yaml");
+    let start = sim.base_pose().await.unwrap();
+    let estop = EStop::new();
+    let g = go_to(&sim, 1.0, &estop);
+    let req = request(&sim, "phone", "phone key", Skill::TipPush);
+    let cancel = CancellationToken::new();
+    let watcher = {
+        let (sim, cancel) = (sim.clone(), cancel.clone());
+        async move {
+            loop {
+                let p = sim.base_pose().await.unwrap();
+                if (p.x - start.x).hypot(p.y - start.y) > 0.5 {
+                    cancel.cancel();
+                    return p;
+                }
+                tokio::task::yield_now().await;
+            }
+        }
+    };
+    let (r, cancelled_at) = tokio::join!(g.go_to(req, &cancel), watcher);
+    let f = r.failure().expect("cancelled").clone();
+    assert_eq!(f.code, ours::CANCELLED);
+    assert_eq!(f.kind, FailureKind::Cancelled);
+    let nav = r.report().navigation.clone().unwrap();
+    assert_eq!(nav.status, TerminalStatus::Canceled);
+    let goal = r.report().selection.as_ref().unwrap().chosen.pose;
+    let stopped = sim.base_pose().await.unwrap();
+    assert_eq!(stopped, nav.final_pose);
+    assert!(
+        (stopped.x - goal.x).hypot(stopped.y - goal.y) > 0.5,
+        "stopped short of the goal: {stopped:?} vs {goal:?}"
+    );
+    // within one control step of where the cancel was seen (the simulator yields every
+    // 16 steps)
+    let step = SimSettings::default().base_speed * SimSettings::default().control_period_s;
+    assert!(
+        (stopped.x - cancelled_at.x).hypot(stopped.y - cancelled_at.y) <= 17.0 * step,
+        "{stopped:?} vs {cancelled_at:?}"
+    );
+    // the base stays put: nothing drives it any more
+    let t = sim.sim_time();
+    for _ in 0..100 {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(sim.base_pose().await.unwrap(), stopped);
+    assert_eq!(sim.sim_time(), t);
+
+    let out = r.tool_output(State::default());
+    assert!(!out.success);
+    assert_eq!(out.failure.as_ref().unwrap().code, ours::CANCELLED);
+    assert!(
+        out.feedback_msg.contains("cancelled"),
+        "{}",
+        out.feedback_msg
+    );
+    assert!(out.feedback_msg.contains("stopped"), "{}", out.feedback_msg);
+}
+
+/// A latched e-stop refuses go_to before the base moves; engaged while driving, it stops
+/// the base with the e-stop's code; after the reset go_to drives again.
+#[tokio::test]
+async fn e_stop_refuses_and_stops_go_to_until_reset() {
+    let sim = sim_for("mobile/dial_phone.yaml");
+    let start = sim.base_pose().await.unwrap();
+    let estop = EStop::new();
+    let g = go_to(&sim, 1.0, &estop);
+    let req = || request(&sim, "phone", "phone key", Skill::TipPush);
+
+    estop.engage();
+    let r = g.go_to(req(), &CancellationToken::new()).await;
+    let f = r.failure().expect("refused");
+    assert_eq!(f.code, ours::ESTOP);
+    assert!(r.report().navigation.is_none(), "no goal was sent");
+    assert_eq!(sim.base_pose().await.unwrap(), start);
+
+    estop.reset();
+    let watcher = {
+        let (sim, estop) = (sim.clone(), estop.clone());
+        async move {
+            loop {
+                let p = sim.base_pose().await.unwrap();
+                if (p.x - start.x).hypot(p.y - start.y) > 0.5 {
+                    estop.engage();
+                    return;
+                }
+                tokio::task::yield_now().await;
+            }
+        }
+    };
+    let token = CancellationToken::new();
+    let (r, ()) = tokio::join!(g.go_to(req(), &token), watcher);
+    let f = r.failure().expect("stopped by the e-stop");
+    assert_eq!(f.code, ours::ESTOP);
+    assert_eq!(
+        r.report().navigation.as_ref().unwrap().status,
+        TerminalStatus::Canceled
+    );
+    let stopped = sim.base_pose().await.unwrap();
+    assert!((stopped.x - start.x).hypot(stopped.y - start.y) > 0.5);
+    let again = g.go_to(req(), &CancellationToken::new()).await;
+    assert_eq!(again.failure().unwrap().code, ours::ESTOP, "latched");
+    assert_eq!(sim.base_pose().await.unwrap(), stopped);
+
+    estop.reset();
+    let r = g.go_to(req(), &CancellationToken::new()).await;
+    assert!(r.arrived(), "{:#?}", r.report());
+}

@@ -1,0 +1,836 @@
+//! The skill executor (SPEC §1.4): request → safety checks → plan → COMMIT → motions →
+//! OUTCOME. See the crate notes for the guarantees.
+
+use std::sync::{Arc, Mutex};
+
+use asp_config::AspConfig;
+use asp_config::sections::common::FramesConfig;
+use asp_config::sections::skills::SkillExecutorConfig;
+use asp_core::robot::{
+    ArmMotion, CancellationToken, Gripper, GripperGoal, MoveItErrorCode, PoseGoal, RobotError,
+};
+use asp_core::{Failure, FailureKind, FrameId, ObjectKey, Real, Skill, Transform};
+use asp_verify::{
+    CommitEvidence, CommitRequest, CommitToken, CommitVerdict, CorrectiveAction, GripperSnapshot,
+    Outcome, OutcomeRequest, PlaceTarget, RejectReason, Review, Snapshot,
+};
+use serde::{Deserialize, Serialize};
+use tracing::{Instrument, debug, info, info_span, warn};
+
+use crate::actuators::Actuators;
+use crate::codes::{is_planning_refusal, moveit_feedback, ours};
+use crate::error::SkillError;
+use crate::estop::EStopListener;
+use crate::geometry::position;
+use crate::grasp::GraspParams;
+use crate::observe::{ObservePhase, ObserveRequest, Observed, SceneObserver};
+use crate::plan::{Contacts, OnFail, PlanContext, PlanError, SkillPlan, Step, cloud_bottom, plan};
+use crate::request::{
+    AttemptLog, SkillReport, SkillRequest, SkillResult, our_failure, outcome_failure,
+};
+use crate::safety::{Refusal, SafetyGuard};
+use crate::verifier::Verifier;
+
+/// Counts of what one request did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExecStats {
+    /// Pose goals sent (one planner call each).
+    pub planner_calls: u32,
+    pub gripper_commands: u32,
+    /// Candidate poses geometry produced.
+    pub candidates: usize,
+    /// Attempts (candidates) started.
+    pub attempts_tried: usize,
+    /// Planning time the planner reported, seconds.
+    pub planning_time_s: f64,
+}
+
+/// What the executor remembers about the object in its gripper.
+#[derive(Debug, Clone, PartialEq)]
+struct HeldRecord {
+    key: ObjectKey,
+    /// How far the object's bottom hangs below the tool point.
+    bottom_below_tool: Real,
+    scene_names: Vec<String>,
+}
+
+/// The skill executor: see the crate documentation.
+pub struct SkillExecutor {
+    act: Actuators,
+    verifier: Arc<dyn Verifier>,
+    observer: Arc<dyn SceneObserver>,
+    cfg: SkillExecutorConfig,
+    frames: FramesConfig,
+    safety: SafetyGuard,
+    grasp: GraspParams,
+    held: Mutex<Option<HeldRecord>>,
+    busy: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for SkillExecutor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SkillExecutor")
+            .field("act", &self.act)
+            .field("frames", &self.frames)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a run ended early, before the outcome check.
+struct Stop {
+    failure: Failure,
+    message: String,
+}
+
+impl Stop {
+    fn new(failure: Failure, message: impl Into<String>) -> Self {
+        Self {
+            failure,
+            message: message.into(),
+        }
+    }
+    fn refusal(r: &Refusal) -> Self {
+        Self::new(r.failure(), r.to_string())
+    }
+}
+
+impl SkillExecutor {
+    /// An executor over the robot's arm and gripper, asking `verifier` and showing it what
+    /// `observer` sees. The configured speeds and effort are checked against
+    /// `/**.safety` here: a configuration above a cap is an error, not a clip.
+    pub fn new(
+        arm: Arc<dyn ArmMotion>,
+        gripper: Arc<dyn Gripper>,
+        verifier: Arc<dyn Verifier>,
+        observer: Arc<dyn SceneObserver>,
+        config: &AspConfig,
+        estop: EStopListener,
+    ) -> Result<Self, SkillError> {
+        let cfg = config.skill_executor_node.clone();
+        let s = &config.common.safety;
+        for (key, value, cap_key, cap) in [
+            (
+                "motion.velocity_scaling",
+                cfg.motion.velocity_scaling,
+                "max_velocity_scaling",
+                s.max_velocity_scaling,
+            ),
+            (
+                "motion.acceleration_scaling",
+                cfg.motion.acceleration_scaling,
+                "max_acceleration_scaling",
+                s.max_acceleration_scaling,
+            ),
+            (
+                "grasp.effort",
+                cfg.grasp.effort,
+                "max_gripper_effort",
+                s.max_gripper_effort,
+            ),
+        ] {
+            if value > cap {
+                return Err(SkillError::AboveCap {
+                    key,
+                    value,
+                    cap_key,
+                    cap,
+                });
+            }
+        }
+        if cfg.grasp.open_width <= 2.0 * cfg.grasp.width_clearance {
+            return Err(SkillError::Invalid {
+                key: "grasp.open_width",
+                value: cfg.grasp.open_width.to_string(),
+                problem: format!(
+                    "must exceed twice grasp.width_clearance ({})",
+                    cfg.grasp.width_clearance
+                ),
+            });
+        }
+        let grasp = GraspParams::new(&cfg.grasp, &cfg.gripper);
+        Ok(Self {
+            act: Actuators::new(arm, gripper, estop),
+            verifier,
+            observer,
+            cfg,
+            frames: config.common.frames.clone(),
+            safety: SafetyGuard::new(s.clone()),
+            grasp,
+            held: Mutex::new(None),
+            busy: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    pub fn config(&self) -> &SkillExecutorConfig {
+        &self.cfg
+    }
+
+    /// Commands sent to the robot since construction.
+    pub fn command_counts(&self) -> crate::actuators::CommandCounts {
+        self.act.counts()
+    }
+
+    /// The key of the object the executor believes it holds.
+    pub fn held_object(&self) -> Option<ObjectKey> {
+        self.lock_held().as_ref().map(|h| h.key.clone())
+    }
+
+    /// Forgets the held object (the agent learned otherwise, e.g. after a remap).
+    pub fn forget_held(&self) {
+        *self.lock_held() = None;
+    }
+
+    fn lock_held(&self) -> std::sync::MutexGuard<'_, Option<HeldRecord>> {
+        self.held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Runs one skill. Skills run one at a time; `cancel` stops the motion in flight
+    /// (as the e-stop does, without latching).
+    pub async fn execute(&self, request: SkillRequest, cancel: &CancellationToken) -> SkillResult {
+        let _busy = self.busy.lock().await;
+        let span = info_span!("skill", skill = %request.skill, object = %request.object);
+        self.run(request, cancel).instrument(span).await
+    }
+
+    async fn run(&self, req: SkillRequest, cancel: &CancellationToken) -> SkillResult {
+        let start = self.act.counts();
+        let mut report = SkillReport {
+            skill: req.skill,
+            object: req.object.clone(),
+            holding: None,
+            message: String::new(),
+            commit: None,
+            outcome: None,
+            stats: ExecStats::default(),
+            attempts: Vec::new(),
+        };
+        let result = self.run_inner(&req, cancel, &mut report).await;
+        let now = self.act.counts();
+        report.stats.planner_calls = now.arm_goals - start.arm_goals;
+        report.stats.gripper_commands = now.gripper_goals - start.gripper_goals;
+        match result {
+            Ok(success) => {
+                report.message = format!(
+                    "{} ({} planner calls, {} candidate(s) tried)",
+                    report.message, report.stats.planner_calls, report.stats.attempts_tried
+                );
+                info!(stats = ?report.stats, "{}", report.message);
+                SkillResult::Succeeded { success, report }
+            }
+            Err(stop) => {
+                warn!(code = stop.failure.code, "{}", stop.message);
+                report.message = stop.message;
+                SkillResult::failed(stop.failure, report)
+            }
+        }
+    }
+
+    async fn run_inner(
+        &self,
+        req: &SkillRequest,
+        cancel: &CancellationToken,
+        report: &mut SkillReport,
+    ) -> Result<asp_verify::StepSuccess, Stop> {
+        // 1. limits that need no geometry: e-stop, allowlist, speeds and force
+        if self.act.estop().is_engaged() {
+            return Err(Stop::refusal(&Refusal::EStop));
+        }
+        self.safety
+            .check_skill(req.skill)
+            .map_err(|r| Stop::refusal(&r))?;
+        let o = &req.overrides;
+        let velocity = o
+            .velocity_scaling
+            .unwrap_or(self.cfg.motion.velocity_scaling);
+        let acceleration = o
+            .acceleration_scaling
+            .unwrap_or(self.cfg.motion.acceleration_scaling);
+        let effort = o.gripper_effort.unwrap_or(self.cfg.grasp.effort);
+        self.safety
+            .check_motion(velocity, acceleration, effort)
+            .map_err(|r| Stop::refusal(&r))?;
+
+        // 2. where the arm is
+        let map = FrameId::new(self.frames.map.as_str());
+        let arm_base = FrameId::new(self.frames.arm_base.as_str());
+        let tool_map = self.act.tool_pose(&map).await.map_err(robot_stop)?;
+        let tool_base = self.act.tool_pose(&arm_base).await.map_err(robot_stop)?;
+        let map_to_base = Transform::new(
+            arm_base.clone(),
+            map.clone(),
+            tool_base * tool_map.inverse(),
+        );
+        let arm_base_in_map = position(&(tool_map * tool_base.inverse()));
+
+        // 3. the plan
+        let held_record = self.lock_held().clone();
+        if matches!(req.skill, Skill::Place | Skill::Drop)
+            && let (Some(h), Some(r)) = (&req.held, &held_record)
+            && h.key != r.key
+        {
+            return Err(Stop::refusal(&Refusal::InvalidRequest {
+                problem: format!(
+                    "the request says the gripper holds {}, but it grasped {}",
+                    h.key, r.key
+                ),
+            }));
+        }
+        let ctx = PlanContext {
+            cfg: &self.cfg,
+            grasp: self.grasp,
+            arm_base: arm_base_in_map,
+            tool: tool_map,
+            held_bottom_below_tool: held_record.as_ref().map(|h| h.bottom_below_tool),
+        };
+        let mut skill_plan = match plan(req, &ctx) {
+            Ok(p) => p,
+            Err(PlanError::Invalid(problem)) => {
+                return Err(Stop::refusal(&Refusal::InvalidRequest { problem }));
+            }
+            Err(PlanError::NoCandidate(msg)) => {
+                return Err(Stop::new(
+                    our_failure(FailureKind::Planning, ours::NO_CANDIDATE).retryable(),
+                    format!("{msg}; nothing moved: try another part or object, or look again"),
+                ));
+            }
+        };
+        report.stats.candidates = skill_plan.candidates_generated;
+        for n in &skill_plan.notes {
+            debug!("{n}");
+        }
+
+        // 4. the workspace: drop attempts with a target outside the box
+        let mut first_refusal: Option<Refusal> = None;
+        skill_plan.attempts.retain(|a| {
+            for (stage, p) in a.targets() {
+                if let Err(r) = self.safety.check_target(stage, &p, &map_to_base) {
+                    first_refusal.get_or_insert(r);
+                    return false;
+                }
+            }
+            true
+        });
+        if skill_plan.attempts.is_empty() {
+            let r = first_refusal.unwrap_or_else(|| Refusal::InvalidRequest {
+                problem: "no motion was planned".into(),
+            });
+            return Err(Stop::refusal(&r));
+        }
+
+        // 5. COMMIT, before any goal is sent
+        let commit_request = self.commit_request(req, &skill_plan, &map);
+        let review = self
+            .verifier
+            .commit(&commit_request, Some(&map_to_base))
+            .await
+            .map_err(|e| {
+                Stop::new(
+                    our_failure(FailureKind::Internal, ours::COMMUNICATION).retryable(),
+                    format!("{e}; nothing moved"),
+                )
+            })?;
+        report.commit = Some(review.verdict().clone());
+        let token = match review {
+            Review::Accepted { token, .. } => token,
+            Review::Rejected(verdict) => return Err(commit_rejected(&verdict)),
+        };
+        if token.skill() != req.skill || !token.covers(&commit_request) {
+            return Err(Stop::new(
+                our_failure(FailureKind::Internal, ours::COMMIT_REJECTED),
+                format!(
+                    "the verifier's token ({} for {}) does not cover this request; nothing moved",
+                    token.step(),
+                    token.skill()
+                ),
+            ));
+        }
+
+        // 6. what the world looks like before
+        let holding_before = held_record.is_some();
+        let before = self
+            .snapshot(req, ObservePhase::Before, holding_before, &map)
+            .await;
+
+        // 7. the motions, under the token
+        let run = self
+            .run_attempts(
+                req,
+                &token,
+                &skill_plan,
+                cancel,
+                effort,
+                velocity,
+                acceleration,
+                report,
+            )
+            .await?;
+        report.holding = Some(run.holding);
+
+        // 8. OUTCOME: only the verifier declares success
+        let after = self
+            .snapshot(req, ObservePhase::After, run.holding, &map)
+            .await;
+        let outcome_req = self.outcome_request(req, &token, before, after);
+        let outcome = self.verifier.outcome(&outcome_req).await.map_err(|e| {
+            Stop::new(
+                our_failure(FailureKind::Internal, ours::COMMUNICATION).retryable(),
+                format!("{e}; the motion ran but its outcome is unknown"),
+            )
+        })?;
+        report.outcome = Some(outcome.verdict().clone());
+        // the gripper's content, whatever the verdict
+        self.record_held(req, &run, holding_before);
+        match outcome {
+            Outcome::Succeeded { success, verdict } => {
+                if success.step() != token.step() {
+                    return Err(Stop::new(
+                        our_failure(FailureKind::Internal, ours::OUTCOME_NOT_SUCCEEDED),
+                        format!(
+                            "the verifier answered for {}, not for the committed {}",
+                            success.step(),
+                            token.step()
+                        ),
+                    ));
+                }
+                report.message = format!(
+                    "{} on {} done; the verifier confirms: \"{}\" yes",
+                    req.skill, req.object, verdict.question
+                );
+                Ok(success)
+            }
+            Outcome::NotSucceeded(verdict) => Err(Stop::new(
+                outcome_failure(run.touched),
+                format!(
+                    "{} on {} ran, but the verifier says it did not succeed: {}{}",
+                    req.skill,
+                    req.object,
+                    verdict.message,
+                    if run.touched {
+                        "; objects may have moved: look again before retrying"
+                    } else {
+                        ""
+                    }
+                ),
+            )),
+        }
+    }
+
+    fn commit_request(&self, req: &SkillRequest, p: &SkillPlan, map: &FrameId) -> CommitRequest {
+        let mut targets = vec![p.focus];
+        for a in &p.attempts {
+            targets.extend(a.targets().map(|(_, t)| t));
+        }
+        let evidence = match req.skill {
+            Skill::Grasp | Skill::Place | Skill::Drop => CommitEvidence::Object {
+                points: req.object_cloud.len(),
+            },
+            _ => match (&req.grounding, &req.affordance) {
+                (Some(g), _) => CommitEvidence::Grounding(g.clone()),
+                (None, Some(a)) => CommitEvidence::Affordance {
+                    verifier_score: a.provenance.verifier_score.map(f64::from),
+                },
+                (None, None) => CommitEvidence::None,
+            },
+        };
+        CommitRequest {
+            skill: req.skill,
+            object: req.object.clone(),
+            frame: map.clone(),
+            targets,
+            evidence,
+        }
+    }
+
+    async fn snapshot(
+        &self,
+        req: &SkillRequest,
+        phase: ObservePhase,
+        holding: bool,
+        map: &FrameId,
+    ) -> Snapshot {
+        let placing = matches!(req.skill, Skill::Place | Skill::Drop);
+        let (object, scene_names, object_cloud) = match (&req.held, placing) {
+            (Some(h), true) => (
+                h.key.clone(),
+                h.scene_names.clone(),
+                h.cloud
+                    .clone()
+                    .unwrap_or_else(|| asp_core::PointCloud::empty(map.clone())),
+            ),
+            _ => (
+                req.object.clone(),
+                req.scene_names.clone(),
+                req.object_cloud.clone(),
+            ),
+        };
+        let observe = ObserveRequest {
+            phase,
+            skill: req.skill,
+            object,
+            scene_names,
+            object_cloud,
+            part_cloud: req.affordance.as_ref().map(|a| a.point_cloud.clone()),
+            part_name: req.affordance.as_ref().map(|a| a.part.clone()),
+            target: placing.then(|| {
+                (
+                    req.object.clone(),
+                    req.scene_names.clone(),
+                    req.object_cloud.clone(),
+                )
+            }),
+            held: holding,
+        };
+        let seen = match self.observer.observe(&observe).await {
+            Ok(s) => s,
+            Err(e) => {
+                warn!("{e}: the verifier gets no view of the scene");
+                Observed::default()
+            }
+        };
+        let tool_position = self.act.tool_pose(map).await.ok().map(|p| position(&p));
+        Snapshot {
+            object_cloud: seen.object_cloud,
+            target_cloud: seen.target_cloud,
+            gripper: GripperSnapshot {
+                holding,
+                tool_position,
+            },
+            articulation: seen.articulation,
+            switch_on: seen.switch_on,
+            observation: seen.observation,
+        }
+    }
+
+    fn outcome_request(
+        &self,
+        req: &SkillRequest,
+        token: &CommitToken,
+        before: Snapshot,
+        after: Snapshot,
+    ) -> OutcomeRequest {
+        let placing = matches!(req.skill, Skill::Place | Skill::Drop);
+        let (object, object_name) = match (&req.held, placing) {
+            (Some(h), true) => (h.key.clone(), h.name.clone()),
+            _ => (req.object.clone(), req.object_name.clone()),
+        };
+        OutcomeRequest {
+            step: token.step(),
+            verb: req.outcome_verb(),
+            object,
+            object_name,
+            target: placing.then(|| PlaceTarget {
+                key: req.object.clone(),
+                name: req.object_name.clone(),
+                relation: req.relation,
+            }),
+            before,
+            after,
+        }
+    }
+
+    fn record_held(&self, req: &SkillRequest, run: &RunResult, held_before: bool) {
+        let mut held = self.lock_held();
+        if !run.holding {
+            *held = None;
+            return;
+        }
+        if let Some(tool_z) = run.closed_at_tool_z
+            && !held_before
+        {
+            let bottom = cloud_bottom(&req.object_cloud).unwrap_or(tool_z);
+            *held = Some(HeldRecord {
+                key: req.object.clone(),
+                bottom_below_tool: (tool_z - bottom).max(0.0),
+                scene_names: req.scene_names.clone(),
+            });
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn run_attempts(
+        &self,
+        req: &SkillRequest,
+        token: &CommitToken,
+        skill_plan: &SkillPlan,
+        cancel: &CancellationToken,
+        effort: f64,
+        velocity: f64,
+        acceleration: f64,
+        report: &mut SkillReport,
+    ) -> Result<RunResult, Stop> {
+        let map = FrameId::new(self.frames.map.as_str());
+        let held_names = self
+            .lock_held()
+            .as_ref()
+            .map(|h| h.scene_names.clone())
+            .unwrap_or_default();
+        let contacts = |c: Contacts| -> Vec<String> {
+            match c {
+                Contacts::None => Vec::new(),
+                Contacts::Target => req.scene_names.clone(),
+                Contacts::TargetAndHeld => {
+                    let mut v = req.scene_names.clone();
+                    v.extend(held_names.iter().cloned());
+                    v
+                }
+            }
+        };
+        let mut holding = self.lock_held().is_some();
+        let mut touched = false;
+        let mut closed_at_tool_z = None;
+        let mut last_refusal: Option<(MoveItErrorCode, String)> = None;
+        let total = skill_plan.attempts.len();
+        for (ai, attempt) in skill_plan.attempts.iter().enumerate() {
+            report.stats.attempts_tried += 1;
+            let mut log = AttemptLog {
+                label: attempt.label.clone(),
+                completed: Vec::new(),
+                failed: None,
+            };
+            let mut skip_group: Option<u8> = None;
+            let mut next_attempt = false;
+            for step in &attempt.steps {
+                debug!(attempt = ai + 1, step = step.label(), "step");
+                match step {
+                    Step::Move {
+                        label,
+                        target,
+                        kind,
+                        contacts: c,
+                        on_fail,
+                        group,
+                    } => {
+                        if *group != 0 && skip_group == Some(*group) {
+                            continue;
+                        }
+                        let goal = PoseGoal {
+                            frame: map.clone(),
+                            target: *target,
+                            kind: *kind,
+                            position_tolerance: self.cfg.motion.position_tolerance as Real,
+                            orientation_tolerance: self.cfg.motion.orientation_tolerance as Real,
+                            velocity_scaling: velocity as Real,
+                            acceleration_scaling: acceleration as Real,
+                            allowed_contacts: contacts(*c),
+                        };
+                        let out = self.act.move_to_pose(token, &goal, cancel).await;
+                        report.stats.planning_time_s += out.planning_time_s;
+                        if out.code.is_success() {
+                            if *c != Contacts::None {
+                                touched = true;
+                            }
+                            log.completed.push(label.clone());
+                            continue;
+                        }
+                        if out.code == MoveItErrorCode::Preempted
+                            || cancel.is_cancelled()
+                            || self.act.estop().is_engaged()
+                        {
+                            log.failed = Some(format!("{label}: {}", out.code));
+                            report.attempts.push(log);
+                            return Err(self.stopped(label, touched, cancel));
+                        }
+                        let refusal = is_planning_refusal(out.code);
+                        let why = format!("{label}: {} {}", out.code, out.message);
+                        debug!(attempt = ai + 1, "{why}");
+                        match on_fail {
+                            OnFail::NextAttempt if refusal && !touched => {
+                                last_refusal = Some((out.code, why.clone()));
+                                log.failed = Some(why);
+                                next_attempt = true;
+                                break;
+                            }
+                            OnFail::EndGroup if refusal => {
+                                log.completed.push(format!("{label} stopped: {}", out.code));
+                                skip_group = Some(*group);
+                            }
+                            OnFail::Ignore => {
+                                log.completed.push(format!("{label} skipped: {}", out.code));
+                            }
+                            _ => {
+                                log.failed = Some(why.clone());
+                                report.attempts.push(log);
+                                let fb = moveit_feedback(out.code);
+                                let mut failure = fb.failure();
+                                failure.needs_remap |= touched;
+                                report.holding = Some(holding);
+                                return Err(Stop::new(
+                                    failure,
+                                    format!(
+                                        "{} on {} failed at {why}: {}",
+                                        req.skill, req.object, fb.hint
+                                    ),
+                                ));
+                            }
+                        }
+                    }
+                    Step::Grip {
+                        label,
+                        position: gap,
+                        check_hold,
+                    } => {
+                        let goal = GripperGoal {
+                            position: *gap,
+                            max_effort: effort as Real,
+                        };
+                        let out = self.act.gripper(token, goal, cancel).await;
+                        let out = match out {
+                            Ok(o) => o,
+                            Err(RobotError::Cancelled) => {
+                                report.attempts.push(log);
+                                return Err(self.stopped(label, touched, cancel));
+                            }
+                            Err(e) => {
+                                report.attempts.push(log);
+                                return Err(Stop::new(
+                                    our_failure(FailureKind::Execution, ours::COMMUNICATION)
+                                        .retryable(),
+                                    format!("the gripper refused {label}: {e}"),
+                                ));
+                            }
+                        };
+                        if *check_hold {
+                            touched = true;
+                            let held = out.stalled
+                                && f64::from(out.position) > self.cfg.gripper.min_held_gap;
+                            if !held {
+                                log.failed = Some(format!(
+                                    "{label}: the fingers closed to {:.3} m on nothing",
+                                    out.position
+                                ));
+                                report.attempts.push(log);
+                                report.holding = Some(false);
+                                return Err(Stop::new(
+                                    our_failure(FailureKind::Execution, ours::NOTHING_HELD)
+                                        .retryable()
+                                        .needs_remap(),
+                                    format!(
+                                        "{} on {}: the gripper closed on nothing; the object may have been pushed aside: look again (retrieve it) before retrying",
+                                        req.skill, req.object
+                                    ),
+                                ));
+                            }
+                            holding = true;
+                            closed_at_tool_z = self
+                                .act
+                                .tool_pose(&map)
+                                .await
+                                .ok()
+                                .map(|p| p.translation.vector.z);
+                        } else if f64::from(*gap) > 1e-3 && holding {
+                            // a release
+                            touched = true;
+                            holding = false;
+                        }
+                        log.completed.push((*label).to_owned());
+                    }
+                }
+            }
+            report.attempts.push(log);
+            if !next_attempt {
+                return Ok(RunResult {
+                    holding,
+                    touched,
+                    closed_at_tool_z,
+                });
+            }
+            if ai + 1 == total {
+                break;
+            }
+        }
+        let (code, why) = last_refusal.unwrap_or((MoveItErrorCode::PlanningFailed, String::new()));
+        let fb = moveit_feedback(code);
+        Err(Stop::new(
+            fb.failure(),
+            format!(
+                "{} on {}: the planner accepted none of {} candidates (last: {why}); nothing was touched: {}",
+                req.skill, req.object, total, fb.hint
+            ),
+        ))
+    }
+
+    fn stopped(&self, step: &str, touched: bool, cancel: &CancellationToken) -> Stop {
+        let (code, what) = if self.act.estop().is_engaged() {
+            (
+                ours::ESTOP,
+                "the e-stop was engaged: the arm stopped where it was; reset the e-stop before any further skill",
+            )
+        } else if cancel.is_cancelled() {
+            (
+                ours::CANCELLED,
+                "the skill was cancelled: the arm stopped where it was",
+            )
+        } else {
+            (
+                MoveItErrorCode::Preempted.code(),
+                "the motion was preempted: the arm stopped where it was",
+            )
+        };
+        let mut failure = our_failure(FailureKind::Cancelled, code);
+        failure.needs_remap = touched;
+        Stop::new(failure, format!("{what} (during {step})"))
+    }
+}
+
+/// What the motions left behind.
+struct RunResult {
+    holding: bool,
+    /// Something was touched or gripped (object positions may have changed).
+    touched: bool,
+    /// Tool height when the fingers closed on the object.
+    closed_at_tool_z: Option<Real>,
+}
+
+fn robot_stop(e: RobotError) -> Stop {
+    Stop::new(
+        our_failure(FailureKind::Internal, ours::COMMUNICATION).retryable(),
+        format!("cannot read the tool pose ({e}); nothing moved"),
+    )
+}
+
+fn commit_rejected(v: &CommitVerdict) -> Stop {
+    let mut kind = FailureKind::Verification;
+    let mut retryable = true;
+    for r in &v.reasons {
+        match r {
+            RejectReason::SkillNotAllowed { .. } => {
+                kind = FailureKind::NotAllowed;
+                retryable = false;
+            }
+            RejectReason::OutsideWorkspace { .. } => kind = FailureKind::NotAllowed,
+            RejectReason::MissingTransform { .. } | RejectReason::FrameMismatch { .. } => {
+                kind = FailureKind::Internal;
+            }
+            RejectReason::InsufficientEvidence { .. } | RejectReason::WrongEvidence { .. } => {
+                if kind == FailureKind::Verification {
+                    kind = FailureKind::Grounding;
+                }
+            }
+            RejectReason::NoTargets | RejectReason::NonFiniteTarget { .. } => {
+                kind = FailureKind::Internal;
+                retryable = false;
+            }
+        }
+    }
+    let mut failure = our_failure(kind, ours::COMMIT_REJECTED);
+    failure.retryable = retryable;
+    let hint = match &v.corrective {
+        Some(CorrectiveAction::Reground { .. }) => "ground the affordance again (interact)",
+        Some(CorrectiveAction::Reposition { .. }) => "go_to the object to bring it into reach",
+        Some(CorrectiveAction::ChooseAllowedSkill { .. }) => "use an allowed skill",
+        Some(CorrectiveAction::Remap) => {
+            failure.needs_remap = true;
+            "look again: the object has too little geometry"
+        }
+        Some(CorrectiveAction::None) | None => "a system fault; retrying will not help",
+    };
+    Stop::new(
+        failure,
+        format!(
+            "the verifier refused the commit: {}; nothing moved: {hint}",
+            v.message
+        ),
+    )
+}

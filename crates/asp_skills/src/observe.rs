@@ -1,0 +1,68 @@
+//! What the verifier is shown before and after a skill. The executor knows the gripper
+//! (GripperCommand's result) and the tool pose; everything else about the world — where
+//! the object and the place target are now, how far a drawer or door is open, whether a
+//! device switched, the camera views for a VLM judge — comes from a [`SceneObserver`].
+//!
+//! Implementations: on a robot, a camera and perception (re-segment the object in the
+//! current frame); in the embedded simulator, its state (see the test support of this
+//! crate). The executor never decides success from these itself: it hands them to the
+//! verifier's outcome check.
+
+use asp_core::models::Observation;
+use asp_core::{ObjectKey, PointCloud, Skill};
+use asp_verify::ArticulationState;
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+/// Before or after the skill's motions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ObservePhase {
+    Before,
+    After,
+}
+
+/// What to look at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObserveRequest {
+    pub phase: ObservePhase,
+    pub skill: Skill,
+    /// The object the skill acts on (for place/drop: the held object).
+    pub object: ObjectKey,
+    /// Names the scene knows the object by (planning-scene ids, simulator names).
+    pub scene_names: Vec<String>,
+    /// The object's last known cloud (map frame).
+    pub object_cloud: PointCloud,
+    /// The affordance's part cloud, when the skill acts on a part.
+    pub part_cloud: Option<PointCloud>,
+    /// The part's name, e.g. "drawer handle".
+    pub part_name: Option<String>,
+    /// Place/drop target.
+    pub target: Option<(ObjectKey, Vec<String>, PointCloud)>,
+    /// The gripper holds the object (the observer may look near the tool).
+    pub held: bool,
+}
+
+/// What was seen; `None` where nothing could be observed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Observed {
+    pub object_cloud: Option<PointCloud>,
+    pub target_cloud: Option<PointCloud>,
+    pub articulation: Option<ArticulationState>,
+    pub switch_on: Option<bool>,
+    pub observation: Option<Observation>,
+}
+
+/// Observation failed (the camera did not answer, …).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("cannot observe {what}: {message}")]
+pub struct ObserveError {
+    pub what: String,
+    pub message: String,
+}
+
+/// Observes the scene for the verifier.
+#[async_trait]
+pub trait SceneObserver: Send + Sync {
+    async fn observe(&self, request: &ObserveRequest) -> Result<Observed, ObserveError>;
+}

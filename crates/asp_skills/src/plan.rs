@@ -1,0 +1,806 @@
+//! Skills as sequences of pose goals and gripper commands (pure geometry, no I/O).
+//!
+//! A [`SkillPlan`] is a ranked list of [`Attempt`]s (grasp candidates, place positions,
+//! push orientations). The executor tries them in order: a step whose goal the planner
+//! refuses before anything irreversible happened moves on to the next attempt.
+
+use asp_config::sections::skills::SkillExecutorConfig;
+use asp_core::robot::MotionKind;
+use asp_core::{Isometry3, Point3, PointCloud, Real, Skill, Vector3};
+use nalgebra::{Unit, UnitQuaternion};
+
+use crate::articulation::{JointEstimate, JointKind, estimate_joint};
+use crate::geometry::{
+    Principal, extent_along, horizontal, part_surface, position, shifted, tool_axes, tool_pose,
+    top_down, without_part,
+};
+use crate::grasp::{GraspCandidate, GraspParams, GraspScene, grasp_candidates};
+use crate::request::SkillRequest;
+
+/// Which planning-scene objects a motion may touch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Contacts {
+    None,
+    /// The target object.
+    Target,
+    /// The target and the held object.
+    TargetAndHeld,
+}
+
+/// What to do when a motion step fails to plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OnFail {
+    /// Try the next attempt (only while nothing irreversible happened).
+    NextAttempt,
+    /// The skill fails.
+    Abort,
+    /// Skip the rest of this step's group (a pull that stops where the arm can reach).
+    EndGroup,
+    /// Carry on (a retreat that is nice to have).
+    Ignore,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Step {
+    Move {
+        label: String,
+        target: Isometry3,
+        kind: MotionKind,
+        contacts: Contacts,
+        on_fail: OnFail,
+        group: u8,
+    },
+    Grip {
+        label: &'static str,
+        /// Finger gap goal, metres.
+        position: Real,
+        /// The fingers must end on something (grasp-type skills).
+        check_hold: bool,
+    },
+}
+
+impl Step {
+    pub(crate) fn label(&self) -> &str {
+        match self {
+            Step::Move { label, .. } => label,
+            Step::Grip { label, .. } => label,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Attempt {
+    pub label: String,
+    pub steps: Vec<Step>,
+}
+
+impl Attempt {
+    /// Every pose goal's position, with its label.
+    pub(crate) fn targets(&self) -> impl Iterator<Item = (&str, Point3)> {
+        self.steps.iter().filter_map(|s| match s {
+            Step::Move { label, target, .. } => Some((label.as_str(), position(target))),
+            Step::Grip { .. } => None,
+        })
+    }
+}
+
+/// The plan of one skill.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SkillPlan {
+    pub attempts: Vec<Attempt>,
+    /// The point the skill acts on (object or part centroid).
+    pub focus: Point3,
+    /// How many candidates geometry produced before truncation to `grasp.candidates`.
+    pub candidates_generated: usize,
+    pub joint: Option<JointEstimate>,
+    /// Lines for the report ("drawer: horizontal handle bar").
+    pub notes: Vec<String>,
+}
+
+/// Why no plan could be made.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum PlanError {
+    /// The request lacks what the skill needs.
+    Invalid(String),
+    /// Geometry found no usable pose.
+    NoCandidate(String),
+}
+
+/// What planning needs besides the request.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PlanContext<'a> {
+    pub cfg: &'a SkillExecutorConfig,
+    pub grasp: GraspParams,
+    /// The arm base in the map.
+    pub arm_base: Point3,
+    /// The tool pose now (map).
+    pub tool: Isometry3,
+    /// Held object: how far its bottom hangs below the tool point, metres.
+    pub held_bottom_below_tool: Option<Real>,
+}
+
+fn mv(
+    label: impl Into<String>,
+    target: Isometry3,
+    kind: MotionKind,
+    contacts: Contacts,
+    on_fail: OnFail,
+) -> Step {
+    Step::Move {
+        label: label.into(),
+        target,
+        kind,
+        contacts,
+        on_fail,
+        group: 0,
+    }
+}
+
+fn grouped(mut s: Step, g: u8) -> Step {
+    if let Step::Move { group, .. } = &mut s {
+        *group = g;
+    }
+    s
+}
+
+fn grip(label: &'static str, position: Real, check_hold: bool) -> Step {
+    Step::Grip {
+        label,
+        position,
+        check_hold,
+    }
+}
+
+/// Plans `req`.
+pub(crate) fn plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillPlan, PlanError> {
+    if req.object_cloud.is_empty() {
+        return Err(PlanError::Invalid(format!(
+            "the point cloud of {} is empty",
+            req.object
+        )));
+    }
+    match req.skill {
+        Skill::Grasp => grasp_plan(req, ctx, req.object_cloud.points(), &[], false),
+        Skill::GraspPart => {
+            let part = part_points(req)?;
+            let rest = without_part(req.object_cloud.points(), part, 0.004);
+            grasp_plan(req, ctx, part, &rest, true)
+        }
+        Skill::Place | Skill::Drop => place_plan(req, ctx),
+        Skill::TipPush => tip_push_plan(req, ctx),
+        Skill::PinchPull => pinch_pull_plan(req, ctx),
+        Skill::HookPull => hook_pull_plan(req, ctx),
+        Skill::Open | Skill::Close => articulation_plan(req, ctx),
+    }
+}
+
+fn part_points(req: &SkillRequest) -> Result<&[Point3], PlanError> {
+    match &req.affordance {
+        Some(a) if !a.point_cloud.is_empty() => Ok(a.point_cloud.points()),
+        Some(a) => Err(PlanError::Invalid(format!(
+            "the affordance {:?} of {} has no points",
+            a.part, req.object
+        ))),
+        None => Err(PlanError::Invalid(format!(
+            "{} needs an affordance (part) of {}; run affordance detection (interact) first",
+            req.skill, req.object
+        ))),
+    }
+}
+
+fn obstacle_points(req: &SkillRequest) -> Vec<Point3> {
+    req.obstacles
+        .as_ref()
+        .map(|c| c.points().to_vec())
+        .unwrap_or_default()
+}
+
+fn min_z(points: &[Point3]) -> Real {
+    points.iter().map(|p| p.z).fold(Real::MAX, Real::min)
+}
+
+/// Grasp candidates as attempts: pre-grasp, open, approach, close, (lift).
+fn candidate_attempts(
+    ctx: &PlanContext<'_>,
+    candidates: &[GraspCandidate],
+    lift: bool,
+) -> Vec<Attempt> {
+    let g = &ctx.cfg.grasp;
+    candidates
+        .iter()
+        .take(g.candidates)
+        .enumerate()
+        .map(|(i, c)| {
+            let a = c.approach();
+            let pre = shifted(&c.pose, -a * g.approach_distance as Real);
+            let mut steps = vec![
+                mv(
+                    "pre-grasp",
+                    pre,
+                    MotionKind::FreeSpace,
+                    Contacts::None,
+                    OnFail::NextAttempt,
+                ),
+                grip("open", g.open_width as Real, false),
+                mv(
+                    "approach",
+                    c.pose,
+                    MotionKind::Linear,
+                    Contacts::Target,
+                    OnFail::NextAttempt,
+                ),
+                grip("close", 0.0, true),
+            ];
+            if lift {
+                steps.push(mv(
+                    "lift",
+                    shifted(&c.pose, Vector3::z() * g.lift_height as Real),
+                    MotionKind::Linear,
+                    Contacts::Target,
+                    OnFail::Abort,
+                ));
+            }
+            Attempt {
+                label: format!(
+                    "grasp candidate {} ({:?}, width {:.3} m, {} contacts, score {:.2})",
+                    i + 1,
+                    c.kind,
+                    c.width,
+                    c.contacts,
+                    c.score
+                ),
+                steps,
+            }
+        })
+        .collect()
+}
+
+fn grasp_plan(
+    req: &SkillRequest,
+    ctx: &PlanContext<'_>,
+    target: &[Point3],
+    rest: &[Point3],
+    part: bool,
+) -> Result<SkillPlan, PlanError> {
+    let mut avoid = rest.to_vec();
+    avoid.extend(obstacle_points(req));
+    let scene = GraspScene {
+        target,
+        avoid: &avoid,
+        support_z: min_z(req.object_cloud.points()),
+        arm_base: ctx.arm_base,
+    };
+    let candidates = grasp_candidates(&scene, &ctx.grasp);
+    let focus = Principal::of(target).map_or(Point3::origin(), |p| p.centroid);
+    if candidates.is_empty() {
+        return Err(PlanError::NoCandidate(format!(
+            "no grasp fits {}{}: wider than the gripper's {:.3} m stroke, or no pose keeps the fingers clear of the rest of the scene",
+            if part { "the part of " } else { "" },
+            req.object,
+            ctx.grasp.open_width
+        )));
+    }
+    Ok(SkillPlan {
+        attempts: candidate_attempts(ctx, &candidates, true),
+        focus,
+        candidates_generated: candidates.len(),
+        joint: None,
+        notes: vec![format!("{} grasp candidates", candidates.len())],
+    })
+}
+
+fn place_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillPlan, PlanError> {
+    let g = &ctx.cfg.grasp;
+    if req.held.is_none() {
+        return Err(PlanError::Invalid(format!(
+            "{} needs the held object; the gripper holds nothing the executor knows of",
+            req.skill
+        )));
+    }
+    let bottom = ctx.held_bottom_below_tool.ok_or_else(|| {
+        PlanError::Invalid(format!(
+            "{} needs the held object's geometry; it was not grasped by this executor",
+            req.skill
+        ))
+    })?;
+    let pts = req.object_cloud.points();
+    let (lo, hi) = pts.iter().fold(
+        (
+            Point3::new(Real::MAX, Real::MAX, Real::MAX),
+            Point3::new(Real::MIN, Real::MIN, Real::MIN),
+        ),
+        |(a, b), p| (a.inf(p), b.sup(p)),
+    );
+    // the top surface: a high percentile of the heights (robust to stray points)
+    let mut zs: Vec<Real> = pts.iter().map(|p| p.z).collect();
+    zs.sort_by(|a, b| a.total_cmp(b));
+    let top = zs[((zs.len() - 1) as Real * 0.98).round() as usize];
+    let cx = (lo.x + hi.x) / 2.0;
+    let cy = (lo.y + hi.y) / 2.0;
+    let reach = 0.25 * ((hi.x - lo.x).min(hi.y - lo.y)) / 2.0;
+    let (_, y_now, z_now) = tool_axes(&ctx.tool);
+    let yaw_now = if z_now.z < -0.7 {
+        y_now.y.atan2(y_now.x)
+    } else {
+        0.0
+    };
+    let drop = req.skill == Skill::Drop;
+    let release_z = top
+        + bottom
+        + if drop {
+            g.drop_height as Real
+        } else {
+            g.place_clearance as Real
+        };
+    let mut offsets = vec![(0.0, 0.0)];
+    if reach > 0.01 {
+        for k in 0..4 {
+            let a = std::f32::consts::FRAC_PI_2 * k as Real;
+            offsets.push((reach * a.cos(), reach * a.sin()));
+        }
+    }
+    let mut attempts = Vec::new();
+    for (dx, dy) in offsets {
+        for dyaw in [0.0, std::f32::consts::FRAC_PI_2] {
+            let p = Point3::new(cx + dx, cy + dy, release_z);
+            let at = top_down(p, yaw_now + dyaw);
+            let above = shifted(&at, Vector3::z() * g.approach_distance as Real);
+            let steps = if drop {
+                vec![
+                    mv(
+                        "above target",
+                        at,
+                        MotionKind::FreeSpace,
+                        Contacts::None,
+                        OnFail::NextAttempt,
+                    ),
+                    grip("release", g.open_width as Real, false),
+                    mv(
+                        "retreat",
+                        above,
+                        MotionKind::Linear,
+                        Contacts::TargetAndHeld,
+                        OnFail::Ignore,
+                    ),
+                ]
+            } else {
+                vec![
+                    mv(
+                        "above target",
+                        above,
+                        MotionKind::FreeSpace,
+                        Contacts::None,
+                        OnFail::NextAttempt,
+                    ),
+                    mv(
+                        "lower",
+                        at,
+                        MotionKind::Linear,
+                        Contacts::TargetAndHeld,
+                        OnFail::NextAttempt,
+                    ),
+                    grip("release", g.open_width as Real, false),
+                    mv(
+                        "retreat",
+                        above,
+                        MotionKind::Linear,
+                        Contacts::TargetAndHeld,
+                        OnFail::Ignore,
+                    ),
+                ]
+            };
+            attempts.push(Attempt {
+                label: format!(
+                    "{} at ({:.3}, {:.3}), release at z {:.3}, yaw {:.0}°",
+                    req.skill,
+                    p.x,
+                    p.y,
+                    release_z,
+                    (yaw_now + dyaw).to_degrees()
+                ),
+                steps,
+            });
+        }
+    }
+    Ok(SkillPlan {
+        candidates_generated: attempts.len(),
+        attempts,
+        focus: Point3::new(cx, cy, top),
+        joint: None,
+        notes: vec![format!(
+            "target top at z {top:.3}; held object's bottom {bottom:.3} m below the tool"
+        )],
+    })
+}
+
+/// Yaw angles for pushes and pinches about their axis.
+const PUSH_YAWS: [Real; 4] = [0.0, 0.785, 1.571, 2.356];
+
+fn tip_push_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillPlan, PlanError> {
+    let part = part_points(req)?;
+    let a = &ctx.cfg.articulation;
+    let g = &ctx.cfg.grasp;
+    let s = part_surface(part, req.object_cloud.points(), a.surface_radius as Real)
+        .ok_or_else(|| PlanError::Invalid("the part has no points".into()))?;
+    let n = s.normal;
+    let (_, hi) = extent_along(part, &n).unwrap_or((0.0, 0.0));
+    let c = s.part_centroid;
+    let contact = c + n * (hi - c.coords.dot(&n));
+    let tip = ctx.grasp.tip;
+    let push = contact - n * a.push_depth as Real + n * tip;
+    let pre = contact + n * (g.approach_distance as Real + tip);
+    // a perpendicular to turn the fingers about the push axis
+    let base = if n.x.abs() < 0.9 {
+        Vector3::x()
+    } else {
+        Vector3::y()
+    };
+    let u = (base - n * n.dot(&base)).normalize();
+    let w = n.cross(&u);
+    let attempts = PUSH_YAWS
+        .iter()
+        .map(|&yaw| {
+            let hint = u * yaw.cos() + w * yaw.sin();
+            let at = tool_pose(push, -n, hint);
+            let from = tool_pose(pre, -n, hint);
+            Attempt {
+                label: format!(
+                    "push along {:.2?} with fingers at {:.0}°",
+                    -n,
+                    yaw.to_degrees()
+                ),
+                steps: vec![
+                    mv(
+                        "pre-push",
+                        from,
+                        MotionKind::FreeSpace,
+                        Contacts::None,
+                        OnFail::NextAttempt,
+                    ),
+                    grip("close fingers", 0.0, false),
+                    mv(
+                        "push",
+                        at,
+                        MotionKind::Linear,
+                        Contacts::Target,
+                        OnFail::NextAttempt,
+                    ),
+                    mv(
+                        "retract",
+                        from,
+                        MotionKind::Linear,
+                        Contacts::Target,
+                        OnFail::Abort,
+                    ),
+                ],
+            }
+        })
+        .collect();
+    Ok(SkillPlan {
+        attempts,
+        focus: contact,
+        candidates_generated: PUSH_YAWS.len(),
+        joint: None,
+        notes: vec![format!(
+            "push normal {:.2?} ({:?}), contact {:.3?}",
+            n, s.source, contact
+        )],
+    })
+}
+
+/// The horizontal outward direction of a part, or the direction towards the arm.
+fn pull_direction(
+    req: &SkillRequest,
+    ctx: &PlanContext<'_>,
+    part: &[Point3],
+) -> (Vector3, Point3, String) {
+    let a = &ctx.cfg.articulation;
+    let s = part_surface(part, req.object_cloud.points(), a.surface_radius as Real);
+    let centroid = Principal::of(part).map_or(Point3::origin(), |p| p.centroid);
+    match s.and_then(|s| horizontal(&s.normal).map(|h| (h, s))) {
+        Some((h, s)) => (
+            h,
+            s.part_centroid,
+            format!("pull axis {:.2?} from the part normal ({:?})", h, s.source),
+        ),
+        None => {
+            let h = horizontal(&(ctx.arm_base - centroid)).unwrap_or_else(|| -Vector3::x());
+            (
+                h,
+                centroid,
+                format!("part normal is vertical; pulling towards the arm along {h:.2?}"),
+            )
+        }
+    }
+}
+
+fn pinch_pull_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillPlan, PlanError> {
+    let part = part_points(req)?;
+    let cfg = ctx.cfg;
+    let (n, c, note) = pull_direction(req, ctx, part);
+    let (_, front) = extent_along(part, &n).unwrap_or((0.0, 0.0));
+    let tip = ctx.grasp.tip;
+    let at_tip = c + n * (front - c.coords.dot(&n) - cfg.articulation.pinch_depth as Real);
+    let tcp = at_tip + n * tip;
+    let approach = cfg.grasp.approach_distance as Real;
+    let pull = cfg.articulation.pull_distance as Real;
+    let lift = cfg.grasp.lift_height as Real;
+    let mut attempts = Vec::new();
+    for (name, hint) in [
+        ("fingers closing sideways", Vector3::z().cross(&n)),
+        ("fingers closing vertically", Vector3::z()),
+    ] {
+        let at = tool_pose(tcp, -n, hint);
+        let (_, y, _) = tool_axes(&at);
+        let (lo, hi) = extent_along(part, &y).unwrap_or((0.0, 0.0));
+        if hi - lo > ctx.grasp.open_width - 2.0 * ctx.grasp.clearance {
+            continue;
+        }
+        attempts.push(Attempt {
+            label: format!("pinch with {name}"),
+            steps: vec![
+                mv(
+                    "pre-pinch",
+                    shifted(&at, n * approach),
+                    MotionKind::FreeSpace,
+                    Contacts::None,
+                    OnFail::NextAttempt,
+                ),
+                grip("open", cfg.grasp.open_width as Real, false),
+                mv(
+                    "reach",
+                    at,
+                    MotionKind::Linear,
+                    Contacts::Target,
+                    OnFail::NextAttempt,
+                ),
+                grip("pinch", 0.0, true),
+                mv(
+                    "pull",
+                    shifted(&at, n * pull),
+                    MotionKind::Linear,
+                    Contacts::Target,
+                    OnFail::Abort,
+                ),
+                mv(
+                    "lift",
+                    shifted(&at, n * pull + Vector3::z() * lift),
+                    MotionKind::Linear,
+                    Contacts::Target,
+                    OnFail::Abort,
+                ),
+            ],
+        });
+    }
+    if attempts.is_empty() {
+        return Err(PlanError::NoCandidate(format!(
+            "the part of {} is wider than the gripper's stroke in both finger orientations",
+            req.object
+        )));
+    }
+    Ok(SkillPlan {
+        candidates_generated: attempts.len(),
+        attempts,
+        focus: c,
+        joint: None,
+        notes: vec![note],
+    })
+}
+
+fn hook_pull_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillPlan, PlanError> {
+    let part = part_points(req)?;
+    let cfg = ctx.cfg;
+    let a = &cfg.articulation;
+    let surface = part_surface(part, req.object_cloud.points(), a.surface_radius as Real);
+    let (n, c, note) = pull_direction(req, ctx, part);
+    let (lo, hi) = extent_along(part, &n).unwrap_or((0.0, 0.0));
+    // hook between the surface behind the handle and the handle's outer face
+    let panel = surface
+        .and_then(|s| s.surface_point)
+        .map_or(lo, |p| p.coords.dot(&n));
+    let hook_n = (panel.max(lo - 0.05) + hi) / 2.0;
+    let tip_point = c + n * (hook_n - c.coords.dot(&n));
+    let tip = ctx.grasp.tip;
+    let tcp = tip_point + Vector3::z() * tip;
+    let travel = match joint_for(req, ctx, part) {
+        Some(JointEstimate {
+            kind: JointKind::Prismatic { travel, .. },
+            ..
+        }) => travel,
+        _ => a.pull_distance as Real,
+    };
+    let approach = cfg.grasp.approach_distance as Real;
+    let lateral = Vector3::z().cross(&n);
+    let mut attempts = Vec::new();
+    for (name, hint) in [
+        ("fingers across the pull", lateral),
+        ("fingers along the pull", n),
+    ] {
+        let at = tool_pose(tcp, -Vector3::z(), hint);
+        let mut steps = vec![
+            mv(
+                "above handle",
+                shifted(&at, Vector3::z() * approach),
+                MotionKind::FreeSpace,
+                Contacts::None,
+                OnFail::NextAttempt,
+            ),
+            grip("close fingers", 0.0, false),
+            mv(
+                "hook",
+                at,
+                MotionKind::Linear,
+                Contacts::Target,
+                OnFail::NextAttempt,
+            ),
+        ];
+        steps.extend(pull_steps(&at, n, travel, a.pull_step as Real, "pull"));
+        let end = shifted(&at, n * travel);
+        steps.push(mv(
+            "unhook",
+            shifted(&end, Vector3::z() * approach),
+            MotionKind::Linear,
+            Contacts::Target,
+            OnFail::Ignore,
+        ));
+        attempts.push(Attempt {
+            label: format!("hook from above with {name}, pull {travel:.3} m"),
+            steps,
+        });
+    }
+    Ok(SkillPlan {
+        candidates_generated: attempts.len(),
+        attempts,
+        focus: c,
+        joint: None,
+        notes: vec![
+            note,
+            format!("hook {:.3} m out from the panel", hook_n - panel),
+        ],
+    })
+}
+
+/// A straight pull of `travel` along `dir` from `from`, in steps of at most `step`; each
+/// step ends the group when it cannot be planned (the pull stops where it got to).
+fn pull_steps(from: &Isometry3, dir: Vector3, travel: Real, step: Real, label: &str) -> Vec<Step> {
+    let k = (travel / step.max(1e-3)).ceil().max(1.0) as usize;
+    (1..=k)
+        .map(|i| {
+            grouped(
+                mv(
+                    format!("{label} {i}/{k}"),
+                    shifted(from, dir * (travel * i as Real / k as Real)),
+                    MotionKind::Linear,
+                    Contacts::Target,
+                    OnFail::EndGroup,
+                ),
+                1,
+            )
+        })
+        .collect()
+}
+
+fn joint_for(req: &SkillRequest, ctx: &PlanContext<'_>, part: &[Point3]) -> Option<JointEstimate> {
+    let a = &ctx.cfg.articulation;
+    estimate_joint(
+        part,
+        req.object_cloud.points(),
+        a.surface_radius as Real,
+        (
+            a.open_travel_fraction as Real,
+            a.max_open_travel as Real,
+            a.pull_distance as Real,
+        ),
+    )
+}
+
+fn articulation_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillPlan, PlanError> {
+    let part = part_points(req)?;
+    let cfg = ctx.cfg;
+    let a = &cfg.articulation;
+    let joint = joint_for(req, ctx, part).ok_or_else(|| {
+        PlanError::NoCandidate(format!(
+            "cannot estimate the joint of {}: its front is not a vertical surface",
+            req.object
+        ))
+    })?;
+    let rest = without_part(req.object_cloud.points(), part, 0.004);
+    let mut avoid = rest.clone();
+    avoid.extend(obstacle_points(req));
+    let scene = GraspScene {
+        target: part,
+        avoid: &avoid,
+        support_z: min_z(req.object_cloud.points()),
+        arm_base: ctx.arm_base,
+    };
+    let candidates = grasp_candidates(&scene, &ctx.grasp);
+    if candidates.is_empty() {
+        return Err(PlanError::NoCandidate(format!(
+            "no grasp fits the handle of {}",
+            req.object
+        )));
+    }
+    let open = req.skill == Skill::Open;
+    let mut attempts = candidate_attempts(ctx, &candidates, false);
+    let approach = cfg.grasp.approach_distance as Real;
+    for (att, cand) in attempts.iter_mut().zip(&candidates) {
+        let motion: Vec<Step> = match joint.kind {
+            JointKind::Prismatic { axis, travel } => {
+                let dir = if open { axis } else { -axis };
+                let dist = if open {
+                    travel
+                } else {
+                    a.pull_distance as Real
+                };
+                pull_steps(
+                    &cand.pose,
+                    dir,
+                    dist,
+                    a.pull_step as Real,
+                    if open { "pull" } else { "push" },
+                )
+            }
+            JointKind::Revolute { origin, axis, .. } => {
+                let sign = if open { 1.0 } else { -1.0 };
+                let n = a.arc_waypoints;
+                let total = a.door_angle as Real * sign;
+                let unit = Unit::new_normalize(axis);
+                (1..=n)
+                    .map(|k| {
+                        let th = total * k as Real / n as Real;
+                        let rot = UnitQuaternion::from_axis_angle(&unit, th);
+                        let p = origin + rot * (position(&cand.pose) - origin);
+                        let pose = Isometry3::from_parts(
+                            nalgebra::Translation3::from(p.coords),
+                            rot * cand.pose.rotation,
+                        );
+                        grouped(
+                            mv(
+                                format!("arc {k}/{n} ({:.0}°)", th.to_degrees()),
+                                pose,
+                                MotionKind::Linear,
+                                Contacts::Target,
+                                OnFail::EndGroup,
+                            ),
+                            1,
+                        )
+                    })
+                    .collect()
+            }
+        };
+        // the last pose of the motion, to back off from after letting go
+        let last = motion
+            .iter()
+            .rev()
+            .find_map(|s| match s {
+                Step::Move { target, .. } => Some(*target),
+                Step::Grip { .. } => None,
+            })
+            .unwrap_or(cand.pose);
+        att.steps.extend(motion);
+        att.steps
+            .push(grip("release", cfg.grasp.open_width as Real, false));
+        let (_, _, z) = tool_axes(&last);
+        att.steps.push(mv(
+            "back off",
+            shifted(&last, -z * approach),
+            MotionKind::Linear,
+            Contacts::Target,
+            OnFail::Ignore,
+        ));
+        att.label = format!("{} then {}", att.label, if open { "open" } else { "close" });
+    }
+    let focus = Principal::of(part).map_or(Point3::origin(), |p| p.centroid);
+    Ok(SkillPlan {
+        candidates_generated: candidates.len(),
+        attempts,
+        focus,
+        notes: vec![format!("joint: {:?} ({})", joint.kind, joint.reason)],
+        joint: Some(joint),
+    })
+}
+
+/// The lowest point of a cloud (for the held object's bottom).
+pub(crate) fn cloud_bottom(c: &PointCloud) -> Option<Real> {
+    c.aabb().map(|(lo, _)| lo.z)
+}

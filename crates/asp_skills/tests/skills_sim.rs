@@ -1,0 +1,279 @@
+//! Each skill in the embedded simulator: succeeds on a scenario that needs it (the
+//! scenario's own success predicate holds afterwards) and fails cleanly — the right code,
+//! no motion sent — on one it cannot do.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use asp_core::robot::CancellationToken;
+use asp_core::{FailureKind, Skill};
+use asp_skills::EStop;
+use asp_skills::codes::ours;
+use asp_verify::Relation;
+use support::*;
+
+/// The scenario's success predicate holds in the simulator now.
+fn succeeded(sim: &asp_sim::SimRobot, sc: &asp_sim::scenario::Scenario) -> bool {
+    sim.holds(&sc.spec.success)
+}
+
+#[tokio::test]
+async fn grasp_then_place_puts_the_apple_in_the_bowl() {
+    let (sim, sc) = scenario("tabletop/apple_in_bowl.yaml");
+    let cfg = config();
+    let estop = EStop::new();
+    let ex = executor(&sim, &cfg, &estop);
+    let cancel = CancellationToken::new();
+
+    let grasp = request(&sim, "wrist", Skill::Grasp, "apple");
+    let r = ex.execute(grasp, &cancel).await;
+    assert!(r.succeeded(), "{:#?}", r.report());
+    assert_eq!(r.report().holding, Some(true));
+    assert!(sim.with_state(|s| s.held()).is_some());
+    assert_eq!(ex.held_object().unwrap().as_str(), "apple_0");
+    assert!(r.report().commit.as_ref().unwrap().accepted);
+    assert!(r.report().outcome.is_some());
+
+    let place = request(&sim, "wrist", Skill::Place, "bowl")
+        .with_relation(Relation::In)
+        .with_held(asp_skills::HeldObject {
+            key: asp_core::ObjectKey::from_query("apple", 0),
+            name: "the apple".into(),
+            scene_names: vec!["apple".into()],
+            cloud: None,
+        });
+    let r = ex.execute(place, &cancel).await;
+    assert!(r.succeeded(), "{:#?}", r.report());
+    assert_eq!(r.report().holding, Some(false));
+    assert!(succeeded(&sim, &sc), "the scenario's success predicate");
+}
+
+#[tokio::test]
+async fn grasp_of_a_flat_plate_wider_than_the_gripper_fails_without_motion() {
+    let (sim, _) = scenario("tabletop/apple_in_bowl.yaml");
+    let cfg = config();
+    let estop = EStop::new();
+    let ex = executor(&sim, &cfg, &estop);
+    let before = robot_state(&sim);
+    let r = ex
+        .execute(
+            request(&sim, "wrist", Skill::Grasp, "plate"),
+            &CancellationToken::new(),
+        )
+        .await;
+    assert!(!r.succeeded(), "{:#?}", r.report());
+    let f = r.failure().unwrap();
+    assert_eq!(f.code, ours::NO_CANDIDATE, "{:#?}", r.report());
+    assert_eq!(f.kind, FailureKind::Planning);
+    assert_eq!(ex.command_counts().arm_goals, 0);
+    assert_eq!(ex.command_counts().gripper_goals, 0);
+    assert_eq!(robot_state(&sim), before);
+}
+
+#[tokio::test]
+async fn tip_push_rings_the_bell() {
+    let (sim, sc) = scenario("tabletop/ring_bell.yaml");
+    let cfg = config();
+    let estop = EStop::new();
+    let ex = executor(&sim, &cfg, &estop);
+    let req = request(&sim, "wrist", Skill::TipPush, "desk_bell").with_affordance(gt_affordance(
+        &sim,
+        "wrist",
+        "desk_bell",
+        "bell button",
+        Skill::TipPush,
+    ));
+    let r = ex.execute(req, &CancellationToken::new()).await;
+    assert!(r.succeeded(), "{:#?}", r.report());
+    assert!(succeeded(&sim, &sc), "the bell registered no press");
+}
+
+#[tokio::test]
+async fn tip_push_without_a_part_is_refused_before_any_motion() {
+    let (sim, _) = scenario("tabletop/ring_bell.yaml");
+    let cfg = config();
+    let estop = EStop::new();
+    let ex = executor(&sim, &cfg, &estop);
+    let before = robot_state(&sim);
+    let r = ex
+        .execute(
+            request(&sim, "wrist", Skill::TipPush, "desk_bell"),
+            &CancellationToken::new(),
+        )
+        .await;
+    let f = r.failure().expect("refused");
+    assert_eq!(f.code, ours::INVALID_REQUEST, "{:#?}", r.report());
+    assert_eq!(ex.command_counts().arm_goals, 0);
+    assert!(r.report().commit.is_none(), "refused before the commit");
+    assert_eq!(robot_state(&sim), before);
+}
+
+/// Safety: every refusal happens before any goal is sent, with its own code.
+#[tokio::test]
+async fn safety_refusals_send_no_goal() {
+    let (sim, _) = scenario("tabletop/apple_in_bowl.yaml");
+    let before = robot_state(&sim);
+    let estop = EStop::new();
+
+    // not on the allowlist
+    let mut cfg = config();
+    cfg.common
+        .safety
+        .allowed_skills
+        .retain(|s| *s != Skill::Grasp);
+    let ex = executor(&sim, &cfg, &estop);
+    let r = ex
+        .execute(
+            request(&sim, "wrist", Skill::Grasp, "apple"),
+            &CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(r.failure().unwrap().code, ours::SKILL_NOT_ALLOWED);
+    assert_eq!(r.failure().unwrap().kind, FailureKind::NotAllowed);
+
+    // speed above the cap
+    let cfg = config();
+    let ex = executor(&sim, &cfg, &estop);
+    let fast =
+        request(&sim, "wrist", Skill::Grasp, "apple").with_overrides(asp_skills::MotionOverrides {
+            velocity_scaling: Some(cfg.common.safety.max_velocity_scaling + 0.1),
+            ..Default::default()
+        });
+    let r = ex.execute(fast, &CancellationToken::new()).await;
+    assert_eq!(
+        r.failure().unwrap().code,
+        ours::ABOVE_LIMIT,
+        "{}",
+        r.report().message
+    );
+    assert!(r.report().message.contains("velocity_scaling"));
+    let strong =
+        request(&sim, "wrist", Skill::Grasp, "apple").with_overrides(asp_skills::MotionOverrides {
+            gripper_effort: Some(cfg.common.safety.max_gripper_effort * 2.0),
+            ..Default::default()
+        });
+    let r = ex.execute(strong, &CancellationToken::new()).await;
+    assert_eq!(r.failure().unwrap().code, ours::ABOVE_LIMIT);
+
+    // targets outside the workspace box
+    let mut cfg = config();
+    cfg.common.safety.workspace.max[0] = 0.2;
+    let ex2 = executor(&sim, &cfg, &estop);
+    let r = ex2
+        .execute(
+            request(&sim, "wrist", Skill::Grasp, "apple"),
+            &CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(
+        r.failure().unwrap().code,
+        ours::OUTSIDE_WORKSPACE,
+        "{}",
+        r.report().message
+    );
+
+    // e-stop latched: refused; after reset the same request runs
+    estop.engage();
+    let r = ex
+        .execute(
+            request(&sim, "wrist", Skill::Grasp, "apple"),
+            &CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(r.failure().unwrap().code, ours::ESTOP);
+    assert_eq!(
+        ex.command_counts().arm_goals + ex2.command_counts().arm_goals,
+        0
+    );
+    assert_eq!(ex.command_counts().gripper_goals, 0);
+    assert_eq!(robot_state(&sim), before, "nothing moved");
+    estop.reset();
+    let r = ex
+        .execute(
+            request(&sim, "wrist", Skill::Grasp, "apple"),
+            &CancellationToken::new(),
+        )
+        .await;
+    assert!(r.succeeded(), "{:#?}", r.report());
+}
+
+/// An arm that engages the e-stop as its `n`-th pose goal arrives, then forwards the
+/// goal to the simulator with the executor's (now cancelled) token.
+struct EStopOnGoal {
+    sim: asp_sim::SimRobot,
+    estop: EStop,
+    n: u32,
+    seen: std::sync::atomic::AtomicU32,
+}
+
+#[async_trait::async_trait]
+impl asp_core::robot::ArmMotion for EStopOnGoal {
+    async fn move_to_pose(
+        &self,
+        goal: &asp_core::robot::PoseGoal,
+        cancel: &CancellationToken,
+    ) -> asp_core::robot::MotionOutcome {
+        let k = self.seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        if k == self.n {
+            self.estop.engage();
+        }
+        self.sim.move_to_pose(goal, cancel).await
+    }
+    async fn move_to_named(
+        &self,
+        name: &str,
+        cancel: &CancellationToken,
+    ) -> asp_core::robot::MotionOutcome {
+        self.sim.move_to_named(name, cancel).await
+    }
+    async fn tool_pose(
+        &self,
+        frame: &asp_core::FrameId,
+    ) -> Result<asp_core::Isometry3, asp_core::robot::RobotError> {
+        self.sim.tool_pose(frame).await
+    }
+}
+
+#[tokio::test]
+async fn estop_aborts_the_active_motion_and_latches_until_reset() {
+    use asp_core::robot::ArmMotion;
+    let (sim, _) = scenario("tabletop/apple_in_bowl.yaml");
+    let cfg = config();
+    let estop = EStop::new();
+    let arm = std::sync::Arc::new(EStopOnGoal {
+        sim: sim.clone(),
+        estop: estop.clone(),
+        n: 2,
+        seen: Default::default(),
+    });
+    let ex = asp_skills::SkillExecutor::new(
+        arm.clone(),
+        std::sync::Arc::new(sim.clone()),
+        std::sync::Arc::new(asp_skills::LocalVerifier::from_config(&cfg, 7, None)),
+        std::sync::Arc::new(SimObserver::new(sim.clone())),
+        &cfg,
+        estop.listener(),
+    )
+    .unwrap();
+    let r = ex
+        .execute(
+            request(&sim, "wrist", Skill::Grasp, "apple"),
+            &CancellationToken::new(),
+        )
+        .await;
+    let f = r.failure().expect("aborted");
+    assert_eq!(f.code, ours::ESTOP, "{:#?}", r.report());
+    assert_eq!(f.kind, FailureKind::Cancelled);
+    assert!(sim.with_state(|s| s.held()).is_none());
+    // latched: the next skill is refused without a goal
+    let goals = ex.command_counts().arm_goals;
+    let r = ex
+        .execute(
+            request(&sim, "wrist", Skill::Grasp, "apple"),
+            &CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(r.failure().unwrap().code, ours::ESTOP);
+    assert_eq!(ex.command_counts().arm_goals, goals);
+    let _ = arm.tool_pose(&asp_core::FrameId::map()).await.unwrap();
+}

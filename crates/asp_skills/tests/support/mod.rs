@@ -1,0 +1,231 @@
+//! Simulator scenes for the executor tests: scenario loading, point clouds from rendered
+//! frames with the simulator's ground-truth masks (the skills are under test, not
+//! perception), and a scene observer over the simulator's state for the verifier.
+#![allow(clippy::unwrap_used, dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use asp_config::AspConfig;
+use asp_core::{
+    Affordance, AffordanceProvenance, ObjectKey, Point3, PointCloud, Real, RgbdFrame, Skill,
+};
+use asp_kinematics::{RobotModel, Xarm6};
+use asp_sim::scenario::Scenario;
+use asp_sim::{SimRobot, SimSettings};
+use asp_skills::{
+    EStop, LocalVerifier, ObserveError, ObservePhase, ObserveRequest, Observed, SceneObserver,
+    SkillExecutor, SkillRequest,
+};
+use asp_verify::ArticulationState;
+use async_trait::async_trait;
+
+pub fn config_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../config")
+}
+
+/// The shipped configuration.
+pub fn config() -> AspConfig {
+    AspConfig::load_dir(config_dir()).unwrap().config
+}
+
+pub fn model() -> Arc<dyn RobotModel> {
+    Arc::new(Xarm6::on_base().unwrap())
+}
+
+/// A simulation as `file` (under config/scenarios) starts.
+pub fn scenario(file: &str) -> (SimRobot, Scenario) {
+    let sc = Scenario::load(config_dir().join("scenarios").join(file)).unwrap();
+    let sim = SimRobot::for_scenario(&sc, model(), SimSettings::default()).unwrap();
+    (sim, sc)
+}
+
+/// Renders `camera` and back-projects the pixels `select` picks from the ground truth,
+/// voxel-downsampled to 5 mm.
+fn cloud_from(frame: &RgbdFrame, mask: &asp_core::Mask) -> PointCloud {
+    frame
+        .back_project(Some(mask), 0.05, 10.0)
+        .unwrap()
+        .voxel_downsample(0.005)
+        .unwrap()
+}
+
+/// The instance id of world object `name` in a frame.
+fn instance_id(frame: &RgbdFrame, name: &str) -> Option<u32> {
+    let gt = frame.ground_truth.as_ref()?;
+    gt.instances.values().find(|i| i.name == name).map(|i| i.id)
+}
+
+/// The object's cloud as `camera` sees it now (ground-truth instance mask).
+pub fn object_cloud(sim: &SimRobot, camera: &str, name: &str) -> PointCloud {
+    let frame = sim.render(camera).unwrap();
+    let id = instance_id(&frame, name).unwrap_or_else(|| panic!("{name} not in view of {camera}"));
+    let mask = frame.ground_truth.as_ref().unwrap().instance_mask(id);
+    cloud_from(&frame, &mask)
+}
+
+/// A part's cloud as `camera` sees it now (ground-truth part mask).
+pub fn part_cloud(sim: &SimRobot, camera: &str, object: &str, part: &str) -> PointCloud {
+    let frame = sim.render(camera).unwrap();
+    let gt = frame.ground_truth.as_ref().unwrap();
+    let id = instance_id(&frame, object).unwrap_or_else(|| panic!("{object} not in view"));
+    let pid = gt
+        .parts
+        .values()
+        .find(|p| p.instance == id && p.name == part)
+        .unwrap_or_else(|| panic!("{part} of {object} not in view of {camera}"))
+        .id;
+    cloud_from(&frame, &gt.part_mask(pid))
+}
+
+/// An affordance on a ground-truth part, marked as committed by the verifier (as the
+/// affordance node marks a grounding that passed the commit rule).
+pub fn gt_affordance(
+    sim: &SimRobot,
+    camera: &str,
+    object: &str,
+    part: &str,
+    skill: Skill,
+) -> Affordance {
+    Affordance {
+        point_cloud: part_cloud(sim, camera, object, part),
+        part: part.into(),
+        skill,
+        provenance: AffordanceProvenance {
+            producers: vec!["simulator ground truth".into()],
+            keyframes: vec![0],
+            confidence: 1.0,
+            verifier_score: Some(1.0),
+        },
+    }
+}
+
+/// A request on world object `name` with its ground-truth cloud from `camera`.
+pub fn request(sim: &SimRobot, camera: &str, skill: Skill, name: &str) -> SkillRequest {
+    SkillRequest::new(
+        skill,
+        ObjectKey::from_query(name, 0),
+        format!("the {}", name.replace('_', " ")),
+        object_cloud(sim, camera, name),
+    )
+    .with_scene_names([name])
+}
+
+/// The executor on `sim` with the in-process verifier and the simulator observer.
+pub fn executor(sim: &SimRobot, cfg: &AspConfig, estop: &EStop) -> SkillExecutor {
+    let verifier = Arc::new(LocalVerifier::from_config(cfg, 7, None));
+    let observer = Arc::new(SimObserver::new(sim.clone()));
+    SkillExecutor::new(
+        Arc::new(sim.clone()),
+        Arc::new(sim.clone()),
+        verifier,
+        observer,
+        cfg,
+        estop.listener(),
+    )
+    .unwrap()
+}
+
+/// Joint values and tool pose: what "the robot did not move" compares.
+pub fn robot_state(sim: &SimRobot) -> (Vec<f64>, [f32; 3]) {
+    let (_, q) = sim.joint_states();
+    let t = sim.with_state(|s| s.robot.base);
+    (q, [t.x, t.y, t.theta])
+}
+
+/// Samples the volume of a world object's geometry (its current pose) every `step`.
+fn sample_object(sim: &SimRobot, name: &str) -> Option<PointCloud> {
+    sim.with_state(|s| {
+        let o = s.world.object(name)?;
+        let b = o.aabb();
+        let ext = b.maxs - b.mins;
+        let step = (ext.max() / 30.0).max(0.004);
+        let mut pts = Vec::new();
+        let n = |e: Real| (e / step).ceil() as usize + 1;
+        for i in 0..n(ext.x) {
+            for j in 0..n(ext.y) {
+                for k in 0..n(ext.z) {
+                    let p = Point3::new(
+                        (b.mins.x + step * i as Real).min(b.maxs.x),
+                        (b.mins.y + step * j as Real).min(b.maxs.y),
+                        (b.mins.z + step * k as Real).min(b.maxs.z),
+                    );
+                    if o.geoms.iter().any(|g| g.prim.contains(&o.geom_pose(g), &p)) {
+                        pts.push(p);
+                    }
+                }
+            }
+        }
+        (!pts.is_empty()).then(|| PointCloud::new("map", pts))
+    })
+}
+
+/// The verifier's view of the simulated world: object geometry as the world holds it
+/// (perfect perception), the joint of the link carrying the acted-on part, and whether a
+/// pushed button registered a press since the skill began.
+pub struct SimObserver {
+    sim: SimRobot,
+    presses: Mutex<BTreeMap<(String, String), u32>>,
+}
+
+impl SimObserver {
+    pub fn new(sim: SimRobot) -> Self {
+        Self {
+            sim,
+            presses: Mutex::new(BTreeMap::new()),
+        }
+    }
+}
+
+#[async_trait]
+impl SceneObserver for SimObserver {
+    async fn observe(&self, r: &ObserveRequest) -> Result<Observed, ObserveError> {
+        let name = r.scene_names.first().ok_or_else(|| ObserveError {
+            what: r.object.to_string(),
+            message: "no scene name".into(),
+        })?;
+        let mut out = Observed {
+            object_cloud: sample_object(&self.sim, name),
+            ..Observed::default()
+        };
+        if let Some((_, names, _)) = &r.target {
+            out.target_cloud = names.first().and_then(|n| sample_object(&self.sim, n));
+        }
+        if let Some(part) = &r.part_name {
+            let (art, presses) = self
+                .sim
+                .with_state(|s| {
+                    let o = s.world.object(name)?;
+                    let pi = o.part_index(part)?;
+                    let p = &o.parts[pi];
+                    let art = p.link.map(|l| {
+                        let l = &o.links[l];
+                        ArticulationState {
+                            position: l.position,
+                            lower: l.lower,
+                            upper: l.upper,
+                        }
+                    });
+                    Some((art, p.presses))
+                })
+                .unwrap_or((None, 0));
+            out.articulation = art;
+            if r.skill == Skill::TipPush {
+                let key = (name.clone(), part.clone());
+                let mut m = self.presses.lock().unwrap();
+                match r.phase {
+                    ObservePhase::Before => {
+                        m.insert(key, presses);
+                        out.switch_on = Some(false);
+                    }
+                    ObservePhase::After => {
+                        let base = m.get(&key).copied().unwrap_or(presses);
+                        out.switch_on = Some(presses > base);
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+}
