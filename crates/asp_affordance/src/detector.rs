@@ -233,8 +233,13 @@ impl AffordanceDetector {
                 memories_used: recalled.len(),
                 written_back,
             });
+            // The pairs come in the VLM's order of preference. The next one is an
+            // alternative for when this part is not there ("not every cup has a
+            // handle"), not a second opinion: once this pair's part was found, a
+            // lower-ranked pair that verifies better would still be the wrong part.
+            let found = grounding.diagnostics.hypothesis.is_some();
             out.groundings.push(grounding);
-            if committed {
+            if committed || found {
                 break;
             }
         }

@@ -1,6 +1,11 @@
 //! Evaluation of affordance grounding (SPEC §2.6): for samples with ground-truth part
 //! masks, run detection in a mode and report gIoU, cIoU, P@50, P@50:95, skill calls per
 //! sample and how often the router needed the LLM.
+//!
+//! Two sets: the in-process [`crate::synthetic`] scenes and the simulator-generated
+//! [`sim_set`] (rendered by `asp_sim` from the tabletop and apartment worlds). Both run
+//! through [`evaluate`] via [`EvalSample`]; [`run_modes`] runs the three modes and returns
+//! a [`GroundingReport`] whose `Display` is the results table.
 
 use std::collections::BTreeMap;
 
@@ -9,10 +14,59 @@ use asp_core::Mask;
 use asp_core::metrics::{SegmentationMetrics, SegmentationSample, segmentation_metrics};
 use serde::{Deserialize, Serialize};
 
+use std::path::Path;
+use std::sync::Arc;
+
+use asp_config::LoadedConfig;
+use asp_core::CameraIntrinsics;
+use asp_core::models::Observation;
+
 use crate::AffordanceError;
 use crate::detector::AffordanceDetector;
-use crate::harness::GroundingView;
+use crate::harness::{GroundingView, Models};
+use crate::producers::PriorImagination;
+use crate::sim::{SimulatedAffordanceVlm, SimulatedSegmenter};
 use crate::synthetic::GroundingSample;
+
+pub use crate::simset::{SimSample, SimSetConfig, Viewpoint, instruction_for, sim_set};
+
+/// What the evaluation needs of a sample: a view of one object with ground truth, the
+/// instruction, and the ground-truth mask of the part that achieves it.
+pub trait EvalSample {
+    fn view(&self) -> &Observation;
+    /// The object's segment in the view (what the object map provides).
+    fn object_mask(&self) -> &Mask;
+    fn intrinsics(&self) -> CameraIntrinsics;
+    /// `map → camera`.
+    fn camera_pose(&self) -> &asp_core::Transform;
+    fn object_name(&self) -> &str;
+    fn action(&self) -> &str;
+    fn truth(&self) -> &Mask;
+}
+
+impl EvalSample for GroundingSample {
+    fn view(&self) -> &Observation {
+        &self.view
+    }
+    fn object_mask(&self) -> &Mask {
+        &self.object_mask
+    }
+    fn intrinsics(&self) -> CameraIntrinsics {
+        self.intrinsics
+    }
+    fn camera_pose(&self) -> &asp_core::Transform {
+        &self.camera_pose
+    }
+    fn object_name(&self) -> &str {
+        &self.object_name
+    }
+    fn action(&self) -> &str {
+        &self.action
+    }
+    fn truth(&self) -> &Mask {
+        &self.truth
+    }
+}
 
 /// What one mode achieved on a sample set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -40,9 +94,9 @@ pub struct ModeResult {
 }
 
 /// Runs `detector` in `mode` on every sample (one view each).
-pub async fn evaluate(
+pub async fn evaluate<S: EvalSample>(
     detector: &AffordanceDetector,
-    samples: &[GroundingSample],
+    samples: &[S],
     mode: GroundingMode,
 ) -> Result<ModeResult, AffordanceError> {
     let mut segs = Vec::with_capacity(samples.len());
@@ -52,26 +106,27 @@ pub async fn evaluate(
     let (mut per_calls, mut per_commit) = (Vec::new(), Vec::new());
     for s in samples {
         let view = GroundingView {
-            observation: s.view.clone(),
-            object_mask: Some(s.object_mask.clone()),
-            intrinsics: Some(s.intrinsics),
-            camera_pose: Some(s.camera_pose.clone()),
+            observation: s.view().clone(),
+            object_mask: Some(s.object_mask().clone()),
+            intrinsics: Some(s.intrinsics()),
+            camera_pose: Some(s.camera_pose().clone()),
             keyframe: 0,
         };
         let proposals = detector
-            .propose(&s.action, std::slice::from_ref(&view))
+            .propose(s.action(), std::slice::from_ref(&view))
             .await?;
         if proposals.is_empty() {
             no_proposal += 1;
         }
         let vg = detector
-            .ground_view(&view, &s.object_name, &s.action, &proposals, mode)
+            .ground_view(&view, s.object_name(), s.action(), &proposals, mode)
             .await?;
+        let truth = s.truth();
         let mask = vg.chosen().map_or_else(
-            || Mask::empty(s.truth.width(), s.truth.height()),
+            || Mask::empty(truth.width(), truth.height()),
             |g| g.mask.clone(),
         );
-        segs.push(SegmentationSample::from_masks(&mask, &s.truth)?);
+        segs.push(SegmentationSample::from_masks(&mask, truth)?);
         let n = vg.skill_calls();
         calls += u64::from(n);
         *hist.entry(n).or_default() += 1;
@@ -148,4 +203,103 @@ pub fn markdown_table(results: &[ModeResult]) -> String {
         ));
     }
     s
+}
+
+/// The three configurations in report order: A-Harness (verifier on), verifier off, the
+/// fixed detect-then-segment chain.
+pub const MODES: [GroundingMode; 3] = [
+    GroundingMode::Harness,
+    GroundingMode::VerifierOff,
+    GroundingMode::FixedChain,
+];
+
+/// The results of every mode on one set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroundingReport {
+    /// What the set is (for the table's caption).
+    pub set: String,
+    pub samples: usize,
+    pub results: Vec<ModeResult>,
+}
+
+impl GroundingReport {
+    pub fn result(&self, mode: GroundingMode) -> Option<&ModeResult> {
+        self.results.iter().find(|r| r.mode == mode)
+    }
+}
+
+impl std::fmt::Display for GroundingReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "{} ({} samples)", self.set, self.samples)?;
+        writeln!(f)?;
+        write!(f, "{}", markdown_table(&self.results))
+    }
+}
+
+/// Runs every mode of [`MODES`] on `samples`.
+pub async fn run_modes<S: EvalSample>(
+    detector: &AffordanceDetector,
+    samples: &[S],
+    set: impl Into<String>,
+) -> Result<GroundingReport, AffordanceError> {
+    let mut results = Vec::with_capacity(MODES.len());
+    for mode in MODES {
+        results.push(evaluate(detector, samples, mode).await?);
+    }
+    Ok(GroundingReport {
+        set: set.into(),
+        samples: samples.len(),
+        results,
+    })
+}
+
+/// The detector the evaluations run: the simulated VLM and segmenter with the configured
+/// error model, prior-based imagination from the common-sense seed file, no web search,
+/// no LLM advisor, no memory (every sample starts cold).
+pub fn simulated_detector(cfg: &LoadedConfig) -> Result<AffordanceDetector, AffordanceError> {
+    let aff = &cfg.config.affordance_node;
+    let seed = cfg.config_path(&aff.memory.common_sense_seed);
+    let priors = asp_memory::SeedFile::load(&seed)?.priors;
+    let models = Models {
+        vlm: Arc::new(SimulatedAffordanceVlm::new(aff.simulated_models.clone())),
+        segmenter: Arc::new(SimulatedSegmenter::new(aff.simulated_models.clone())),
+        imagination: Some(Arc::new(PriorImagination::new(priors))),
+        web: None,
+    };
+    Ok(AffordanceDetector::new(
+        models,
+        aff,
+        &cfg.config.verifier_node.gate,
+        None,
+        None,
+    ))
+}
+
+/// Renders the simulator set `set` and evaluates every mode on it with
+/// [`simulated_detector`]. `config_dir` is the configuration folder (`config/`).
+pub async fn sim_report(
+    config_dir: &Path,
+    set: &SimSetConfig,
+) -> Result<GroundingReport, AffordanceError> {
+    let cfg = asp_config::AspConfig::load_dir(config_dir)?;
+    let detector = simulated_detector(&cfg)?;
+    let samples = sim_set(set)?;
+    let worlds: Vec<String> = set
+        .worlds
+        .iter()
+        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .collect();
+    run_modes(
+        &detector,
+        &samples,
+        format!(
+            "simulator-generated set: worlds {}, {} views per (part, instruction), seed {}, {}x{} camera",
+            worlds.join(" + "),
+            set.views_per_task,
+            set.seed,
+            set.width,
+            set.height
+        ),
+    )
+    .await
 }

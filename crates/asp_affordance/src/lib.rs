@@ -10,7 +10,8 @@
 //! - [`store`]: the evidence store with provenance.
 //! - [`producers`]: pluggable imagination and web search (prior-based imagination ships).
 //! - [`sim`]: simulated VLM and segmenter for the embedded simulator, with seeded errors.
-//! - [`synthetic`], [`eval`]: a rendered evaluation set and the grounding metrics.
+//! - [`synthetic`], [`simset`], [`eval`]: an in-process synthetic set, the
+//!   simulator-generated set (rendered by `asp_sim`) and the grounding metrics.
 
 pub mod detector;
 pub mod eval;
@@ -18,6 +19,7 @@ pub mod harness;
 pub mod producers;
 pub mod router;
 pub mod sim;
+pub mod simset;
 pub mod store;
 pub mod synthetic;
 
@@ -45,6 +47,10 @@ pub enum AffordanceError {
     Geometry(#[from] asp_core::CoreError),
     #[error("cannot lift the affordance of view {keyframe} to 3D: no {missing}")]
     CannotLift { keyframe: u32, missing: String },
+    #[error(transparent)]
+    Config(#[from] asp_config::ConfigError),
+    #[error("cannot generate the simulator evaluation set from {what}: {reason}")]
+    SimSet { what: String, reason: String },
     #[error("evaluation needs at least one sample")]
     EmptyEvaluation,
 }

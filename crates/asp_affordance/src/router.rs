@@ -236,6 +236,16 @@ impl Router {
         }
     }
 
+    /// `(τ_j − j)₊`, the shortfall of diagnostic `j` below its floor. When every
+    /// diagnostic meets its floor (`v < δ` only because the weighted sum falls short, e.g.
+    /// a box around a curved handle can never fill like its mask), no retry has a
+    /// deficiency to repair: the expected gain of every action is 0 and the router stops,
+    /// leaving the grounding uncommitted rather than spending the budget on retries that
+    /// target nothing (SPEC §2.4: `Δv̂ = λ_ℓ·(τ_ℓ − ℓ)₊`).
+    fn shortfall(gaps: &Gaps, d: Deficiency) -> f64 {
+        if gaps.below_floor { gaps.get(d) } else { 0.0 }
+    }
+
     /// Tie-break rank of `a` when repairing `d` (lower first).
     fn relevance(d: Deficiency, a: RetryAction) -> u8 {
         use RetryAction::*;
@@ -250,7 +260,7 @@ impl Router {
     /// Scores every feasible action, best first (ties: the proposal, then the gain on
     /// the action's own target, then the relevance order of the deficiency).
     pub fn candidates(&self, input: &RouteInput<'_>) -> Vec<Candidate> {
-        let base = self.lambda(input.deficiency) * input.gaps.get(input.deficiency);
+        let base = self.lambda(input.deficiency) * Self::shortfall(&input.gaps, input.deficiency);
         let mut out: Vec<Candidate> = input
             .feasible
             .iter()
@@ -272,7 +282,8 @@ impl Router {
             })
             .filter(|c| c.gain > 0.0)
             .collect();
-        let own = |a: RetryAction| self.lambda(a.target()) * input.gaps.get(a.target());
+        let own =
+            |a: RetryAction| self.lambda(a.target()) * Self::shortfall(&input.gaps, a.target());
         out.sort_by(|a, b| {
             b.score()
                 .total_cmp(&a.score())

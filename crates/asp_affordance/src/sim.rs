@@ -7,8 +7,12 @@
 //! **Proposal rule** (`propose`): the action text is mapped to the skills that can
 //! achieve it through a fixed verb table ([`skills_for_action`], e.g. "open" → hook_pull,
 //! grasp_part, open; "press"/"ring"/"turn on" → tip_push; "unplug"/"pull out" →
-//! pinch_pull; "pick up" → grasp_part, grasp). Among the parts of the object in view
-//! (the instance covering most of the views), those affording one of these skills are
+//! pinch_pull; "pick up" → grasp_part, grasp). The object meant is the instance in view
+//! with a part affording one of these skills whose name and part names share the most
+//! words with the action (then the one covering most of the views; a crop of a mug on a
+//! table shows more table than mug, but a VLM asked to grasp the mug handle looks at the
+//! mug); without one, the instance covering most of the views. Among its parts, those
+//! affording one of these skills are
 //! proposed with the first such skill, ranked by how many words of the part's name occur
 //! in the action text (then by part id). This is the semantic match a VLM makes, and no
 //! more: a part the action does not name is still proposed if its skill fits.
@@ -87,10 +91,20 @@ fn gt_of<'a>(model: &str, obs: &'a Observation) -> Result<&'a GroundTruth, Model
         })
 }
 
+/// The words of `s`, lower case, without stop words; a token made only of symbols
+/// ("#", "*" on a phone keypad) is a word of its own.
 fn words(s: &str) -> BTreeSet<String> {
-    s.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
+    s.split_whitespace()
+        .flat_map(|t| {
+            if t.chars().any(char::is_alphanumeric) {
+                t.split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                    .map(str::to_lowercase)
+                    .collect::<Vec<_>>()
+            } else {
+                vec![t.to_owned()]
+            }
+        })
         .filter(|w| {
             !matches!(
                 w.as_str(),
@@ -163,6 +177,48 @@ fn dominant_instance(views: &[&GroundTruth]) -> Option<u32> {
         .map(|(i, _)| i)
 }
 
+/// The object the action is about: among the instances with a visible part that
+/// affords one of `wanted`, the one whose name and part names share the most words with
+/// the action, then the one covering the most pixels; without such an instance, the
+/// instance covering the most pixels.
+fn target_instance(
+    views: &[&GroundTruth],
+    wanted: &[Skill],
+    action_words: &BTreeSet<String>,
+) -> Option<u32> {
+    // instance -> (best word overlap, pixels)
+    let mut score: BTreeMap<u32, (usize, u64)> = BTreeMap::new();
+    for gt in views {
+        let visible: BTreeSet<u32> = gt.part_ids.pixels().iter().copied().collect();
+        for p in gt.parts.values().filter(|p| visible.contains(&p.id)) {
+            if !p.skills.iter().any(|s| wanted.contains(s)) {
+                continue;
+            }
+            let mut names = words(&p.name);
+            if let Some(i) = gt.instances.get(&p.instance) {
+                names.extend(words(&i.name.replace('_', " ")));
+            }
+            let overlap = names.intersection(action_words).count();
+            let e = score.entry(p.instance).or_default();
+            e.0 = e.0.max(overlap);
+        }
+    }
+    if score.is_empty() {
+        return dominant_instance(views);
+    }
+    for gt in views {
+        for &i in gt.instance_ids.pixels() {
+            if let Some(e) = score.get_mut(&i) {
+                e.1 += 1;
+            }
+        }
+    }
+    score
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+        .map(|(i, _)| i)
+}
+
 /// Simulated VLM for affordance detection; see the module notes.
 #[derive(Debug, Clone)]
 pub struct SimulatedAffordanceVlm {
@@ -207,11 +263,11 @@ impl AffordanceVlm for SimulatedAffordanceVlm {
             .iter()
             .map(|v| gt_of(Self::NAME, v))
             .collect::<Result<_, _>>()?;
-        let Some(instance) = dominant_instance(&gts) else {
-            return Ok(Vec::new());
-        };
         let wanted = skills_for_action(action);
         let action_words = words(action);
+        let Some(instance) = target_instance(&gts, &wanted, &action_words) else {
+            return Ok(Vec::new());
+        };
         let mut parts: BTreeMap<u32, (usize, AffordanceProposal)> = BTreeMap::new();
         for gt in &gts {
             let visible: BTreeSet<u32> = gt.part_ids.pixels().iter().copied().collect();

@@ -112,9 +112,33 @@ async fn a_clean_detection_commits_with_one_call() {
 }
 
 #[tokio::test]
-async fn moderate_inconsistency_triggers_refine_and_resegment() {
-    // the first mask leaks 2 px around the part: ω = 160/280 = 0.57, v ≈ 0.73 < δ
+async fn without_a_deficiency_no_retry_is_spent() {
+    // the first mask leaks 2 px around the part: ω = 160/280 = 0.57 meets its floor, ζ and
+    // μ too, but v ≈ 0.73 < δ: nothing falls short of its floor, so no retry has an
+    // expected gain (SPEC §2.4, Δv̂ = λ·(τ − ℓ)₊) and the loop stops uncommitted after one
+    // call instead of spending the budget
     let s = Setup::new(vec![Locate::Part(0.9)], vec![Seg::Grown(2), Seg::Part]);
+    let vg = s.ground(GroundingMode::Harness).await;
+    assert_eq!(trace(&vg), vec![(SkillCall::Detection, None, false)]);
+    let g = vg.chosen().unwrap();
+    assert_eq!(g.stop, StopCause::NoUsefulAction);
+    assert!(!g.committed() && g.acceptance.is_none());
+    assert!(
+        g.diagnostics.omega >= 0.5 && g.diagnostics.v < 0.8,
+        "{:?}",
+        g.diagnostics
+    );
+    // the part was found, so the next (skill, part) pair is not tried
+    assert_eq!(vg.groundings.len(), 1);
+}
+
+#[tokio::test]
+async fn inconsistency_below_the_floor_triggers_refine_and_resegment() {
+    // the first mask leaks 3 px: ω = 160/364 = 0.44 < ω_floor; box and mask no longer
+    // corroborate each other, so μ = 0 too and its shortfall dominates; with no
+    // complementary skill the router's tie goes to the action that repairs its own
+    // shortfall: refine the ROI and re-segment, which gives the part and commits
+    let s = Setup::new(vec![Locate::Part(0.9)], vec![Seg::Grown(3), Seg::Part]);
     let vg = s.ground(GroundingMode::Harness).await;
     assert_eq!(
         trace(&vg),
@@ -122,8 +146,8 @@ async fn moderate_inconsistency_triggers_refine_and_resegment() {
             (SkillCall::Detection, None, false),
             (
                 SkillCall::RefineSegment,
-                Some(Deficiency::Consistency),
-                true
+                Some(Deficiency::Sufficiency),
+                false
             )
         ]
     );
@@ -324,7 +348,7 @@ async fn memory_is_written_back_only_on_acceptance_and_seeds_later_groundings() 
     assert_eq!(vg.pair_reports[0].written_back, None);
     assert_eq!(link.memory.stats().unwrap().episodes, 0);
     // accepted: one episode with the actions, parameters and a reference mask
-    let mut s = Setup::new(vec![Locate::Part(0.9)], vec![Seg::Grown(2), Seg::Part]);
+    let mut s = Setup::new(vec![Locate::Part(0.9)], vec![Seg::Grown(3), Seg::Part]);
     s.memory = Some(link.clone());
     let vg = s.ground(GroundingMode::Harness).await;
     let id = vg.pair_reports[0].written_back.unwrap();
