@@ -54,6 +54,10 @@ impl<A: RosAction> Drop for Inner<A> {
 }
 
 /// A client of one action. Cheap to clone.
+/// How long [`GoalHandle::feedback`] waits, once a goal is terminal, for feedback that
+/// the terminal status overtook.
+pub const FEEDBACK_GRACE: Duration = Duration::from_millis(250);
+
 pub struct ActionClient<A: RosAction> {
     inner: Arc<Inner<A>>,
 }
@@ -137,6 +141,7 @@ impl<A: RosAction> ActionClient<A> {
             client: self.clone(),
             feedback,
             status: status_rx,
+            feedback_drained: false,
         };
         let request = GoalRequest { goal_id: id, goal };
         let response =
@@ -305,6 +310,8 @@ pub struct GoalHandle<A: RosAction> {
     client: ActionClient<A>,
     feedback: Arc<Mailbox<A::Feedback>>,
     status: watch::Receiver<GoalState>,
+    /// The terminal status was seen and the grace for feedback still in flight passed.
+    feedback_drained: bool,
 }
 
 impl<A: RosAction> std::fmt::Debug for GoalHandle<A> {
@@ -340,13 +347,28 @@ impl<A: RosAction> GoalHandle<A> {
 
     /// The next feedback message; `None` once the goal has ended and no feedback is
     /// left.
+    ///
+    /// ROS 2 orders nothing across an action's feedback and status topics: the server
+    /// publishes its last feedback before the terminal status, but the two travel on
+    /// different readers, so the status can overtake it. Once the goal is terminal, the
+    /// handle therefore waits up to [`FEEDBACK_GRACE`] for feedback still in flight
+    /// before it reports the end.
     pub async fn feedback(&mut self) -> Option<A::Feedback> {
         loop {
             if let Some(f) = self.feedback.try_recv() {
                 return Some(f);
             }
             if self.state().is_terminal() {
-                return None;
+                if self.feedback_drained {
+                    return None;
+                }
+                return match tokio::time::timeout(FEEDBACK_GRACE, self.feedback.recv()).await {
+                    Ok(Some(f)) => Some(f),
+                    Ok(None) | Err(_) => {
+                        self.feedback_drained = true;
+                        None
+                    }
+                };
             }
             tokio::select! {
                 f = self.feedback.recv() => return f,
