@@ -10,6 +10,7 @@ pub mod nav;
 pub mod predicate;
 pub mod render;
 pub mod scenario;
+pub mod scene;
 pub mod sim;
 pub mod world;
 mod yaml;

@@ -28,6 +28,7 @@ use crate::nav::{GridParams, NavMap};
 use crate::predicate::{Predicate, RobotView};
 use crate::render::{self, CameraView, DepthNoise, RenderItem};
 use crate::scenario::Scenario;
+use crate::scene::PlanningScene;
 use crate::world::{ObjectIdx, Prim, World, load_world};
 
 /// Everything the simulator is tuned by (from [`SimConfig`]).
@@ -127,6 +128,8 @@ pub struct SimState {
     pub start_centres: Vec<Point3>,
     /// What motions did, in order.
     pub events: Vec<Event>,
+    /// Collision objects clients added (see [`crate::scene`]).
+    pub planning_scene: PlanningScene,
     rng: ChaCha8Rng,
     frames: u64,
 }
@@ -214,6 +217,7 @@ impl SimRobot {
             tool_goals: Vec::new(),
             start_centres,
             events: Vec::new(),
+            planning_scene: PlanningScene::default(),
             rng: effects::effect_rng(settings.seed),
             frames: 0,
         };
@@ -288,6 +292,25 @@ impl SimRobot {
     /// through the trait implementations.
     pub fn with_state_mut<T>(&self, f: impl FnOnce(&mut SimState) -> T) -> T {
         f(&mut self.lock())
+    }
+
+    /// Adds or replaces a collision object of the planning scene (MoveIt's
+    /// `ApplyPlanningScene`): points in the map frame.
+    pub fn apply_collision_object(&self, id: &str, points: &[Point3]) {
+        let mut s = self.lock();
+        let s = &mut *s;
+        s.planning_scene.apply(&s.world, id, points);
+    }
+
+    /// Removes a collision object; `false` when there was none.
+    pub fn remove_collision_object(&self, id: &str) -> bool {
+        self.lock().planning_scene.remove(id)
+    }
+
+    /// The world objects `names` stand for (world names, or collision-object ids).
+    pub fn resolve_scene_names(&self, names: &[String]) -> Vec<String> {
+        let s = self.lock();
+        s.planning_scene.resolve(&s.world, names)
     }
 
     pub fn model(&self) -> &Arc<dyn RobotModel> {
@@ -537,6 +560,10 @@ impl SimRobot {
         let _busy = self.arm_busy.lock().await;
         let (world, base, q, grip, opening) = {
             let s = self.lock();
+            // allowed contacts may name collision objects of the planning scene
+            request.allowed_contacts = s
+                .planning_scene
+                .resolve(&s.world, &request.allowed_contacts);
             (
                 s.world.clone(),
                 s.robot.base,

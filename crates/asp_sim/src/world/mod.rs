@@ -159,6 +159,14 @@ impl Object {
         })
     }
 
+    /// Distance from a world point to the object's geometry (0 inside).
+    pub fn distance_to(&self, p: &Point3) -> Real {
+        self.geoms
+            .iter()
+            .map(|g| g.prim.distance(&self.geom_pose(g), p))
+            .fold(Real::INFINITY, Real::min)
+    }
+
     /// Centre of the object's bounding box.
     pub fn centroid(&self) -> Point3 {
         self.aabb().center()

@@ -81,6 +81,18 @@ impl Prim {
         }
     }
 
+    /// Distance from a world point to the shape (0 inside).
+    pub fn distance(&self, pose: &Isometry3, p: &Point3) -> Real {
+        use parry3d::query::PointQuery;
+        match self {
+            Prim::Cuboid(s) => s.distance_to_point(pose, p, true),
+            Prim::Cylinder(s) => s.distance_to_point(pose, p, true),
+            Prim::Ball(s) => s.distance_to_point(pose, p, true),
+            Prim::Capsule(s) => s.distance_to_point(pose, p, true),
+            Prim::Mesh(s) => s.distance_to_point(pose, p, true),
+        }
+    }
+
     /// Whether a world point is inside (or on) the shape.
     pub fn contains(&self, pose: &Isometry3, p: &Point3) -> bool {
         use parry3d::query::PointQuery;
