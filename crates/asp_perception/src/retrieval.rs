@@ -83,6 +83,19 @@ impl ObjectRegistry {
         key
     }
 
+    /// Gives `id` the key `key` (a key kept across a rebuild), replacing what either
+    /// named before.
+    pub fn insert(&mut self, key: ObjectKey, id: ObjectId) {
+        if let Some(old) = self.by_key.insert(key.clone(), id) {
+            self.by_id.remove(&old);
+        }
+        if let Some(old) = self.by_id.insert(id, key.clone())
+            && old != key
+        {
+            self.by_key.remove(&old);
+        }
+    }
+
     /// Forgets every key (after a rebuild); counters restart.
     pub fn clear(&mut self) {
         *self = Self::default();

@@ -28,6 +28,8 @@ pub struct ObjectMapConfig {
     pub simulation: PerceptionSimulationConfig,
     #[garde(dive)]
     pub replay: ReplayConfig,
+    #[garde(dive)]
+    pub mapping: MappingConfig,
 }
 
 /// Which implementation backs each model trait.
@@ -485,5 +487,50 @@ impl Default for ReplayConfig {
             keyframe_min_rotation_deg: 15.0,
             max_keyframes: 0,
         }
+    }
+}
+
+/// What the map is built from (SPEC §1.1): the robot's cameras where it stands (tabletop),
+/// or a survey route through a building (mobile).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct MappingConfig {
+    /// Cameras captured at each mapping pose. Default `[wrist]` (the tabletop view from
+    /// the arm's home pose).
+    #[garde(length(min = 1), inner(length(min = 1)))]
+    pub cameras: Vec<String>,
+    /// Base poses `[x, y, heading_deg]` (map frame) the robot drives to, in order, to map
+    /// a building; it then drives back to where it started. Empty: map from where the
+    /// robot stands. Default empty.
+    #[garde(custom(finite_poses))]
+    pub survey: Vec<[f32; 3]>,
+    /// Named arm configuration (SRDF group state) taken before capturing, so the arm is
+    /// out of the way and
+    /// where the cameras see the workspace (re-detection takes it too); empty: the arm
+    /// stays where it is. Default `home`.
+    #[garde(skip)]
+    pub arm_pose: String,
+    /// Build the map when the node starts; off: on the first retrieval. Default on.
+    #[garde(skip)]
+    pub build_on_start: bool,
+}
+
+impl Default for MappingConfig {
+    fn default() -> Self {
+        Self {
+            cameras: vec!["wrist".into()],
+            survey: Vec::new(),
+            arm_pose: "home".into(),
+            build_on_start: true,
+        }
+    }
+}
+
+fn finite_poses(v: &[[f32; 3]], _: &()) -> garde::Result {
+    match v.iter().position(|p| p.iter().any(|x| !x.is_finite())) {
+        None => Ok(()),
+        Some(i) => Err(garde::Error::new(format!(
+            "pose {i} has a value that is not a finite number"
+        ))),
     }
 }

@@ -1,0 +1,516 @@
+//! The agent's tool backend over the node ports (SPEC §1.3): retrieval and spatial tools
+//! go to the object map, `interact` to affordance detection and then the skill executor,
+//! skills to the executor (part skills after detecting their part), `go_to` to
+//! navigation, remapping to a map rebuild.
+//!
+//! It keeps a [`Journal`] of what every call found (retrievals, affordances, skill and
+//! go_to reports) for episode reports; the agent's own events carry the verdicts.
+
+use std::sync::{Arc, Mutex};
+
+use asp_affordance::{AffordanceReport, DetectedAffordance};
+use asp_agent::{ActionReport, ToolBackend, ToolContext, ToolFailure, ToolResult, Verdict};
+use asp_core::{FailureKind, ObjectKey, Skill};
+use asp_perception::Retrieval;
+use asp_skills::{HeldObject, SkillReport, SkillRequest};
+use asp_verify::Relation;
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::ports::{
+    AffordancePort, AffordanceQuery, GoToGoal, GoToReply, MapObject, MapSummary, NavigationPort,
+    ObjectMapPort, ServiceError, SkillPort, SkillReply, SpatialAnswer, SpatialQuery,
+};
+
+/// What one backend call found, for episode reports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum JournalEntry {
+    Retrieval {
+        call_index: u32,
+        retrieval: Retrieval,
+    },
+    Affordances {
+        call_index: u32,
+        object: ObjectKey,
+        action: String,
+        report: AffordanceReport,
+    },
+    Skill {
+        call_index: u32,
+        request: Box<SkillRequest>,
+        reply: Box<SkillReply>,
+    },
+    GoTo {
+        call_index: u32,
+        goal: GoToGoal,
+        reply: Box<GoToReply>,
+    },
+    Remap {
+        call_index: u32,
+        summary: MapSummary,
+    },
+}
+
+/// The entries of one or more goals, in call order.
+#[derive(Debug, Clone, Default)]
+pub struct Journal(Arc<Mutex<Vec<JournalEntry>>>);
+
+impl Journal {
+    fn push(&self, e: JournalEntry) {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(e);
+    }
+
+    /// Everything recorded so far.
+    pub fn entries(&self) -> Vec<JournalEntry> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    pub fn clear(&self) {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
+    }
+}
+
+/// The tool backend over the ports.
+pub struct GraphBackend {
+    map: Arc<dyn ObjectMapPort>,
+    affordance: Arc<dyn AffordancePort>,
+    skills: Arc<dyn SkillPort>,
+    navigation: Option<Arc<dyn NavigationPort>>,
+    journal: Journal,
+}
+
+impl std::fmt::Debug for GraphBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GraphBackend")
+            .field("navigation", &self.navigation.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+fn tool_failure(e: ServiceError) -> ToolFailure {
+    ToolFailure::new(e.failure.kind, e.message).with_failure(e.failure)
+}
+
+/// The words an action on a part skill is described with, for affordance detection.
+fn action_for(skill: Skill, name: &str) -> String {
+    match skill {
+        Skill::Grasp | Skill::GraspPart => format!("pick up {name} by its handle"),
+        Skill::TipPush => format!("press {name}"),
+        Skill::PinchPull => format!("pull out {name}"),
+        Skill::HookPull => format!("pull {name} open"),
+        Skill::Open => format!("open {name}"),
+        Skill::Close => format!("close {name}"),
+        Skill::Place => format!("place something on {name}"),
+        Skill::Drop => format!("drop something into {name}"),
+    }
+}
+
+/// The verdicts of a skill report: the commit gate's and the outcome check's.
+pub fn skill_verdicts(report: &SkillReport) -> Vec<Verdict> {
+    let mut out = Vec::new();
+    if let Some(c) = &report.commit {
+        out.push(Verdict {
+            stage: "gate".into(),
+            check: format!("may {} commit on {}?", c.skill, c.object),
+            passed: c.accepted,
+            score: c.diagnostics.as_ref().map(|d| d.v),
+            detail: c.message.clone(),
+        });
+    }
+    if let Some(o) = &report.outcome {
+        out.push(Verdict {
+            stage: "outcome".into(),
+            check: o.question.clone(),
+            passed: o.succeeded(),
+            score: None,
+            detail: o.message.clone(),
+        });
+    }
+    out
+}
+
+/// The verdict of an affordance grounding (the A-Harness commit rule).
+fn grounding_verdict(a: &DetectedAffordance, object: &ObjectKey) -> Verdict {
+    Verdict {
+        stage: "grounding".into(),
+        check: format!(
+            "is the {} of {object} grounded for {}?",
+            a.affordance.part, a.affordance.skill
+        ),
+        passed: a.committed,
+        score: Some(a.summary.v),
+        detail: format!(
+            "ω {:.2}, ζ {:.2}, μ {:.2}, {} skill call(s)",
+            a.summary.omega, a.summary.zeta, a.summary.mu, a.summary.skill_calls
+        ),
+    }
+}
+
+impl GraphBackend {
+    pub fn new(
+        map: Arc<dyn ObjectMapPort>,
+        affordance: Arc<dyn AffordancePort>,
+        skills: Arc<dyn SkillPort>,
+        navigation: Option<Arc<dyn NavigationPort>>,
+    ) -> Self {
+        Self {
+            map,
+            affordance,
+            skills,
+            navigation,
+            journal: Journal::default(),
+        }
+    }
+
+    /// Records into `journal` (shared with whoever writes the report).
+    pub fn with_journal(mut self, journal: Journal) -> Self {
+        self.journal = journal;
+        self
+    }
+
+    pub fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
+    async fn object(&self, key: &ObjectKey) -> ToolResult<MapObject> {
+        self.map.object(key).await.map_err(tool_failure)
+    }
+
+    async fn spatial(&self, q: SpatialQuery) -> ToolResult<SpatialAnswer> {
+        self.map.spatial(&q).await.map_err(tool_failure)
+    }
+
+    async fn number(&self, q: SpatialQuery) -> ToolResult<f64> {
+        match self.spatial(q).await? {
+            SpatialAnswer::Number(n) => Ok(n),
+            SpatialAnswer::Truth(_) => Err(ToolFailure::new(
+                FailureKind::Internal,
+                "the map answered a truth value where a distance was asked",
+            )),
+        }
+    }
+
+    async fn truth(&self, q: SpatialQuery) -> ToolResult<bool> {
+        match self.spatial(q).await? {
+            SpatialAnswer::Truth(b) => Ok(b),
+            SpatialAnswer::Number(_) => Err(ToolFailure::new(
+                FailureKind::Internal,
+                "the map answered a distance where a truth value was asked",
+            )),
+        }
+    }
+
+    async fn detect(
+        &self,
+        key: &ObjectKey,
+        action: &str,
+        skills: Vec<Skill>,
+        ctx: &ToolContext,
+    ) -> ToolResult<AffordanceReport> {
+        let query = AffordanceQuery {
+            key: key.clone(),
+            action: action.to_owned(),
+            skills,
+        };
+        let report = self
+            .affordance
+            .detect(&query, &ctx.cancel)
+            .await
+            .map_err(tool_failure)?;
+        self.journal.push(JournalEntry::Affordances {
+            call_index: ctx.call_index,
+            object: key.clone(),
+            action: action.to_owned(),
+            report: report.clone(),
+        });
+        Ok(report)
+    }
+
+    /// The place/drop target's held object.
+    async fn held(&self, ctx: &ToolContext) -> ToolResult<HeldObject> {
+        let key = ctx.state.held_object.clone().ok_or_else(|| {
+            ToolFailure::new(
+                FailureKind::Precondition,
+                "nothing is held: grasp an object before placing it",
+            )
+        })?;
+        // the held object may have left the map (a rebuild keeps it, a lost key does not)
+        let (name, cloud) = match self.map.object(&key).await {
+            Ok(o) => (o.name, Some(o.object.point_cloud)),
+            Err(_) => (format!("the {}", key.as_str().replace('_', " ")), None),
+        };
+        Ok(HeldObject {
+            scene_names: vec![key.to_string()],
+            key,
+            name,
+            cloud,
+        })
+    }
+
+    /// A request for `skill` on `obj` with what the map knows of it.
+    async fn request(
+        &self,
+        skill: Skill,
+        obj: &MapObject,
+        ctx: &ToolContext,
+    ) -> ToolResult<SkillRequest> {
+        let mut req = SkillRequest::new(
+            skill,
+            obj.key.clone(),
+            obj.name.clone(),
+            obj.object.point_cloud.clone(),
+        )
+        .with_scene_names([obj.key.to_string()]);
+        if matches!(skill, Skill::Place | Skill::Drop) {
+            req = req
+                .with_held(self.held(ctx).await?)
+                .with_relation(if skill == Skill::Drop {
+                    Relation::In
+                } else {
+                    Relation::On
+                });
+        }
+        Ok(req)
+    }
+
+    /// Runs a request and turns the executor's reply into the agent's terms.
+    async fn run(
+        &self,
+        req: SkillRequest,
+        mut verdicts: Vec<Verdict>,
+        ctx: &ToolContext,
+    ) -> ToolResult<ActionReport> {
+        let skill = req.skill;
+        let reply = self.skills.execute(req.clone(), &ctx.cancel).await;
+        self.journal.push(JournalEntry::Skill {
+            call_index: ctx.call_index,
+            request: Box::new(req),
+            reply: Box::new(reply.clone()),
+        });
+        verdicts.extend(skill_verdicts(&reply.report));
+        let holding = reply.report.holding;
+        if reply.succeeded {
+            Ok(ActionReport {
+                holding: holding.unwrap_or(ctx.state.held_object.is_some()),
+                skill: Some(skill),
+                message: reply.report.message,
+                verdicts,
+            })
+        } else {
+            let failure = reply
+                .failure
+                .unwrap_or_else(|| asp_core::Failure::new(FailureKind::Internal));
+            let mut f = ToolFailure::new(failure.kind, reply.report.message).with_failure(failure);
+            f.holding = holding;
+            f.verdicts = verdicts;
+            Err(f)
+        }
+    }
+
+    /// Detects the part for `skill` on `obj` and runs the skill on it.
+    async fn part_skill(
+        &self,
+        skill: Skill,
+        obj: &MapObject,
+        action: &str,
+        ctx: &ToolContext,
+    ) -> ToolResult<ActionReport> {
+        let report = self.detect(&obj.key, action, vec![skill], ctx).await?;
+        let Some(found) = report
+            .affordances
+            .iter()
+            .find(|a| a.affordance.skill == skill)
+        else {
+            let seen: Vec<String> = report
+                .affordances
+                .iter()
+                .map(|a| format!("{} ({})", a.affordance.part, a.affordance.skill))
+                .collect();
+            return Err(ToolFailure::new(
+                FailureKind::Grounding,
+                format!(
+                    "found no part of {} to {skill}{}; try interact with the action in words",
+                    obj.name,
+                    if seen.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (found: {})", seen.join(", "))
+                    }
+                ),
+            )
+            .with_failure(asp_core::Failure::new(FailureKind::Grounding).retryable()));
+        };
+        let verdicts = vec![grounding_verdict(found, &obj.key)];
+        let req = self
+            .request(skill, obj, ctx)
+            .await?
+            .with_affordance(found.affordance.clone())
+            .with_grounding(found.summary.clone());
+        self.run(req, verdicts, ctx).await
+    }
+}
+
+#[async_trait]
+impl ToolBackend for GraphBackend {
+    async fn object_retrieval(&self, query: &str, ctx: &ToolContext) -> ToolResult<Vec<ObjectKey>> {
+        let retrieval = self.map.retrieve(query).await.map_err(tool_failure)?;
+        let keys = retrieval.keys.clone();
+        self.journal.push(JournalEntry::Retrieval {
+            call_index: ctx.call_index,
+            retrieval,
+        });
+        Ok(keys)
+    }
+
+    async fn distance_to(&self, obj: &ObjectKey, _: &ToolContext) -> ToolResult<f64> {
+        self.number(SpatialQuery::DistanceTo { a: obj.clone() })
+            .await
+    }
+
+    async fn distance_between(
+        &self,
+        a: &ObjectKey,
+        b: &ObjectKey,
+        _: &ToolContext,
+    ) -> ToolResult<f64> {
+        self.number(SpatialQuery::DistanceBetween {
+            a: a.clone(),
+            b: b.clone(),
+        })
+        .await
+    }
+
+    async fn left_of(&self, a: &ObjectKey, b: &ObjectKey, _: &ToolContext) -> ToolResult<bool> {
+        self.truth(SpatialQuery::LeftOf {
+            a: a.clone(),
+            b: b.clone(),
+        })
+        .await
+    }
+
+    async fn right_of(&self, a: &ObjectKey, b: &ObjectKey, _: &ToolContext) -> ToolResult<bool> {
+        self.truth(SpatialQuery::RightOf {
+            a: a.clone(),
+            b: b.clone(),
+        })
+        .await
+    }
+
+    async fn size_of(&self, obj: &ObjectKey, _: &ToolContext) -> ToolResult<f64> {
+        self.number(SpatialQuery::SizeOf { a: obj.clone() }).await
+    }
+
+    async fn interact(
+        &self,
+        obj: &ObjectKey,
+        action: &str,
+        ctx: &ToolContext,
+    ) -> ToolResult<ActionReport> {
+        let object = self.object(obj).await?;
+        let report = self.detect(obj, action, Vec::new(), ctx).await?;
+        let Some(best) = report.affordances.first() else {
+            return Err(ToolFailure::new(
+                FailureKind::Grounding,
+                format!(
+                    "found no part of {} to {action:?} (proposals: {}); look at it again or describe the action differently",
+                    object.name,
+                    report
+                        .proposals
+                        .iter()
+                        .map(|p| format!("{} {}", p.skill, p.part))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )
+            .with_failure(asp_core::Failure::new(FailureKind::Grounding).retryable()));
+        };
+        let skill = best.affordance.skill;
+        let verdicts = vec![grounding_verdict(best, obj)];
+        let mut req = self.request(skill, &object, ctx).await?;
+        if !matches!(skill, Skill::Grasp | Skill::Place | Skill::Drop) {
+            req = req
+                .with_affordance(best.affordance.clone())
+                .with_grounding(best.summary.clone());
+        }
+        self.run(req, verdicts, ctx).await
+    }
+
+    async fn go_to(
+        &self,
+        obj: &ObjectKey,
+        action: &str,
+        ctx: &ToolContext,
+    ) -> ToolResult<ActionReport> {
+        let Some(nav) = &self.navigation else {
+            return Err(ToolFailure::new(
+                FailureKind::NotAllowed,
+                "this robot has no mobile base (agent_node.mobile is false)",
+            ));
+        };
+        let goal = GoToGoal {
+            key: obj.clone(),
+            action: action.to_owned(),
+        };
+        let reply = nav.go_to(&goal, &ctx.cancel).await;
+        self.journal.push(JournalEntry::GoTo {
+            call_index: ctx.call_index,
+            goal,
+            reply: Box::new(reply.clone()),
+        });
+        if reply.arrived {
+            Ok(ActionReport {
+                holding: ctx.state.held_object.is_some(),
+                skill: None,
+                message: reply.message,
+                verdicts: Vec::new(),
+            })
+        } else {
+            let failure = reply
+                .failure
+                .unwrap_or_else(|| asp_core::Failure::new(FailureKind::Navigation));
+            Err(ToolFailure::new(failure.kind, reply.message).with_failure(failure))
+        }
+    }
+
+    async fn skill(
+        &self,
+        skill: Skill,
+        obj: &ObjectKey,
+        ctx: &ToolContext,
+    ) -> ToolResult<ActionReport> {
+        let object = self.object(obj).await?;
+        match skill {
+            Skill::Grasp | Skill::Place | Skill::Drop => {
+                let req = self.request(skill, &object, ctx).await?;
+                self.run(req, Vec::new(), ctx).await
+            }
+            _ => {
+                let action = action_for(skill, &object.name);
+                self.part_skill(skill, &object, &action, ctx).await
+            }
+        }
+    }
+
+    async fn remap(&self, ctx: &ToolContext) -> ToolResult<()> {
+        let summary = self
+            .map
+            .rebuild(ctx.state.held_object.as_ref())
+            .await
+            .map_err(tool_failure)?;
+        self.journal.push(JournalEntry::Remap {
+            call_index: ctx.call_index,
+            summary,
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,30 @@
+//! The ASP nodes' logic behind typed service ports, and the agent's tool backend that
+//! composes them. No ROS here: `asp_nodes` serves these services over ROS 2 and gives the
+//! backend ROS clients of the same ports.
+//!
+//! | module | node | SPEC |
+//! |---|---|---|
+//! | [`map`] | object_map_node: map building, retrieval, spatial tools, re-detection | §1.1, §1.3, §1.7 |
+//! | [`affordance`] | affordance_node: detection with the A-Harness loop and memory | §1.5, §2 |
+//! | [`skills`] | skill_executor_node: planning scene, then the gated executor | §1.4 |
+//! | [`goto`] | go_to_node: affordance-facing navigation | §1.6 |
+//! | [`backend`] | agent_node's tool backend over the ports | §1.3 |
+//! | [`sim`] | the embedded simulator's planning scene and scene observer | — |
+//! | [`system`] | everything in one process over the embedded simulator | — |
+
+pub mod affordance;
+pub mod backend;
+pub mod goto;
+pub mod map;
+pub mod ports;
+pub mod sim;
+pub mod skills;
+pub mod system;
+
+pub use backend::{GraphBackend, Journal, JournalEntry};
+pub use ports::{
+    AffordancePort, AffordanceQuery, GoToGoal, GoToReply, MapObject, MapSnapshot, MapSummary,
+    NavigationPort, ObjectMapPort, RelocalizedObject, ServiceError, SkillPort, SkillReply,
+    SpatialAnswer, SpatialQuery,
+};
+pub use system::{SimSystem, SystemError, SystemOptions};

@@ -1,0 +1,461 @@
+//! object_map_node's logic (SPEC §1.1, §1.3, §1.7): the open-vocabulary map built from
+//! the robot's cameras, `object_retrieval` with VLM confirmation, the spatial tools, and
+//! re-detection from where the robot stands.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use asp_config::LoadedConfig;
+use asp_config::sections::perception::MappingConfig;
+use asp_core::robot::{ArmMotion, BaseNavigation, CancellationToken, FrameSource, TerminalStatus};
+use asp_core::{
+    FailureKind, FrameId, Object, ObjectId, ObjectKey, ObjectMap, PointCloud, Pose2D, Real,
+    Transform,
+};
+use asp_perception::{MapBuilder, ObjectRegistry, ObjectRetriever, PerceptionModels, Retrieval};
+use async_trait::async_trait;
+use tokio::sync::Mutex;
+use tracing::{info, warn};
+
+use crate::ports::{
+    MapObject, MapSnapshot, MapSummary, ObjectMapPort, RelocalizedObject, ServiceError,
+    SpatialAnswer, SpatialQuery,
+};
+
+/// What the map knows by key.
+struct MapState {
+    builder: MapBuilder,
+    registry: ObjectRegistry,
+    /// The query that first found each key.
+    queries: BTreeMap<ObjectKey, String>,
+    /// Objects whose latest view is not the builder's: the held object kept across a
+    /// rebuild, objects re-found from a closer view. Looked up before the builder's map.
+    pinned: BTreeMap<ObjectKey, Object>,
+    built: bool,
+}
+
+/// The object map service.
+pub struct MapService {
+    cfg: LoadedConfig,
+    mapping: MappingConfig,
+    models: PerceptionModels,
+    retriever: ObjectRetriever,
+    frames: Arc<dyn FrameSource>,
+    base: Arc<dyn BaseNavigation>,
+    arm: Option<Arc<dyn ArmMotion>>,
+    base_frame: FrameId,
+    state: Mutex<MapState>,
+}
+
+impl std::fmt::Debug for MapService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MapService")
+            .field("mapping", &self.mapping)
+            .finish_non_exhaustive()
+    }
+}
+
+fn perception_error(e: asp_perception::PerceptionError) -> ServiceError {
+    ServiceError::new(FailureKind::Perception, e.to_string())
+}
+
+/// The article-qualified name of a query: "red mug" → "the red mug".
+pub fn object_name(query: &str) -> String {
+    let q = query.trim();
+    let lower = q.to_lowercase();
+    if lower.starts_with("the ") || lower.starts_with("a ") || lower.starts_with("an ") {
+        q.to_owned()
+    } else {
+        format!("the {q}")
+    }
+}
+
+impl MapService {
+    /// The service over `frames` (the robot's cameras and their poses) and `base` (where
+    /// the robot stands, and the survey drive), with the configured models; `vlm`
+    /// replaces the configured retrieval VLM (an OpenAI-compatible one).
+    pub fn new(
+        cfg: &LoadedConfig,
+        models: PerceptionModels,
+        vlm: Option<Arc<dyn asp_core::models::RetrievalVlm>>,
+        frames: Arc<dyn FrameSource>,
+        base: Arc<dyn BaseNavigation>,
+    ) -> Result<Self, ServiceError> {
+        let builder =
+            asp_perception::factory::map_builder(cfg, &models).map_err(perception_error)?;
+        let retriever =
+            asp_perception::factory::retriever(cfg, &models, vlm).map_err(perception_error)?;
+        Ok(Self {
+            mapping: cfg.config.object_map_node.mapping.clone(),
+            cfg: cfg.clone(),
+            models,
+            retriever,
+            frames,
+            base,
+            arm: None,
+            base_frame: cfg.config.common.frames.base.as_str().into(),
+            state: Mutex::new(MapState {
+                builder,
+                registry: ObjectRegistry::new(),
+                queries: BTreeMap::new(),
+                pinned: BTreeMap::new(),
+                built: false,
+            }),
+        })
+    }
+
+    /// Takes `mapping.arm_pose` with `arm` before capturing (keeps the arm out of view).
+    pub fn with_arm(mut self, arm: Arc<dyn ArmMotion>) -> Self {
+        self.arm = Some(arm);
+        self
+    }
+
+    /// Builds the map now unless it was built.
+    pub async fn ensure_built(&self) -> Result<(), ServiceError> {
+        let mut st = self.state.lock().await;
+        if !st.built {
+            self.build(&mut st).await?;
+        }
+        Ok(())
+    }
+
+    /// Captures every mapping camera, at every survey pose (then drives back), into the
+    /// builder.
+    async fn build(&self, st: &mut MapState) -> Result<(), ServiceError> {
+        st.builder.reset();
+        let cancel = CancellationToken::new();
+        let start = if self.mapping.survey.is_empty() {
+            None
+        } else {
+            Some(self.base.base_pose().await.map_err(|e| {
+                ServiceError::new(
+                    FailureKind::Navigation,
+                    format!("cannot read the base pose: {e}"),
+                )
+            })?)
+        };
+        let mut stops: Vec<Option<Pose2D>> = self
+            .mapping
+            .survey
+            .iter()
+            .map(|p| Some(Pose2D::new(p[0], p[1], p[2].to_radians())))
+            .collect();
+        if stops.is_empty() {
+            stops.push(None);
+        }
+        self.take_mapping_pose(&cancel).await;
+        for (i, stop) in stops.iter().enumerate() {
+            if let Some(pose) = stop {
+                let nav = self.base.navigate_to(*pose, &cancel).await;
+                if nav.status != TerminalStatus::Succeeded {
+                    warn!(
+                        stop = i,
+                        code = ?nav.error_code,
+                        "survey pose not reached ({}); mapping from where the base stopped",
+                        nav.error_msg
+                    );
+                }
+            }
+            for camera in &self.mapping.cameras {
+                let frame = self.frames.capture(camera).await.map_err(|e| {
+                    ServiceError::new(
+                        FailureKind::Perception,
+                        format!("camera {camera:?} gave no frame: {e}"),
+                    )
+                })?;
+                let report = st.builder.add_keyframe(&frame).map_err(perception_error)?;
+                info!(
+                    camera,
+                    stop = i,
+                    objects = st.builder.map().len(),
+                    "keyframe {report:?}"
+                );
+            }
+        }
+        if let Some(home) = start {
+            let nav = self.base.navigate_to(home, &cancel).await;
+            if nav.status != TerminalStatus::Succeeded {
+                warn!(
+                    "could not drive back to the start of the survey: {:?} {}",
+                    nav.error_code, nav.error_msg
+                );
+            }
+        }
+        st.built = true;
+        Ok(())
+    }
+
+    /// Moves the arm to `mapping.arm_pose` (when there is an arm and a pose). A failure
+    /// is logged: the cameras then see what they see.
+    async fn take_mapping_pose(&self, cancel: &CancellationToken) {
+        if let (Some(arm), false) = (&self.arm, self.mapping.arm_pose.is_empty()) {
+            let out = arm.move_to_named(&self.mapping.arm_pose, cancel).await;
+            if !out.code.is_success() {
+                warn!(
+                    pose = %self.mapping.arm_pose,
+                    "the arm did not reach its mapping pose ({}: {}); it may hide objects",
+                    out.code,
+                    out.message
+                );
+            }
+        }
+    }
+
+    /// The object a key names, with the id it has in the builder's map (none when pinned).
+    fn lookup<'a>(
+        st: &'a MapState,
+        key: &ObjectKey,
+    ) -> Result<(&'a Object, Option<ObjectId>), ServiceError> {
+        if let Some(o) = st.pinned.get(key) {
+            return Ok((o, None));
+        }
+        let id = st
+            .registry
+            .resolve(key)
+            .ok_or_else(|| ServiceError::unknown_object(key))?;
+        let o = st
+            .builder
+            .map()
+            .get(id)
+            .ok_or_else(|| ServiceError::unknown_object(key))?;
+        Ok((o, Some(id)))
+    }
+
+    async fn base_in_map(&self, map_frame: &FrameId) -> Result<Transform, ServiceError> {
+        let pose = self.base.base_pose().await.map_err(|e| {
+            ServiceError::new(
+                FailureKind::Internal,
+                format!("cannot read the robot's pose: {e}"),
+            )
+        })?;
+        Ok(Transform::new(
+            map_frame.clone(),
+            self.base_frame.clone(),
+            pose.to_isometry(),
+        ))
+    }
+}
+
+/// A map of only the clouds of `objects` (ids 0, 1, …), for the spatial functions.
+fn scratch_map(frame: &FrameId, clouds: &[&PointCloud]) -> ObjectMap {
+    let mut map = ObjectMap::new(frame.clone());
+    for cloud in clouds {
+        let id = map.allocate_id();
+        map.objects.push(Object {
+            id,
+            point_cloud: (*cloud).clone(),
+            crops: Vec::new(),
+            features: Vec::new(),
+            observations: 1,
+            affordances: Vec::new(),
+        });
+    }
+    map
+}
+
+#[async_trait]
+impl ObjectMapPort for MapService {
+    async fn retrieve(&self, query: &str) -> Result<Retrieval, ServiceError> {
+        let mut st = self.state.lock().await;
+        if !st.built {
+            self.build(&mut st).await?;
+        }
+        let st = &mut *st;
+        let retrieval = self
+            .retriever
+            .retrieve(st.builder.map(), &mut st.registry, query)
+            .await
+            .map_err(perception_error)?;
+        for k in &retrieval.keys {
+            st.queries
+                .entry(k.clone())
+                .or_insert_with(|| query.to_owned());
+        }
+        Ok(retrieval)
+    }
+
+    async fn spatial(&self, query: &SpatialQuery) -> Result<SpatialAnswer, ServiceError> {
+        use asp_perception::spatial;
+        let st = self.state.lock().await;
+        let frame = st.builder.map().frame.clone();
+        let cloud = |k: &ObjectKey| -> Result<&PointCloud, ServiceError> {
+            let (o, _) = Self::lookup(&st, k)?;
+            if o.point_cloud.is_empty() {
+                return Err(ServiceError::new(
+                    FailureKind::Perception,
+                    format!("{k} has no points in the map"),
+                ));
+            }
+            Ok(&o.point_cloud)
+        };
+        let err = perception_error;
+        let answer = match query {
+            SpatialQuery::DistanceTo { a } => {
+                let map = scratch_map(&frame, &[cloud(a)?]);
+                let base = self.base_in_map(&frame).await?;
+                SpatialAnswer::Number(f64::from(
+                    spatial::distance_to(&map, ObjectId(0), &base).map_err(err)?,
+                ))
+            }
+            SpatialQuery::DistanceBetween { a, b } => {
+                let map = scratch_map(&frame, &[cloud(a)?, cloud(b)?]);
+                SpatialAnswer::Number(f64::from(
+                    spatial::distance_between(&map, ObjectId(0), ObjectId(1)).map_err(err)?,
+                ))
+            }
+            SpatialQuery::LeftOf { a, b } | SpatialQuery::RightOf { a, b } => {
+                let map = scratch_map(&frame, &[cloud(a)?, cloud(b)?]);
+                let base = self.base_in_map(&frame).await?;
+                let left = matches!(query, SpatialQuery::LeftOf { .. });
+                let f = if left {
+                    spatial::left_of
+                } else {
+                    spatial::right_of
+                };
+                SpatialAnswer::Truth(f(&map, ObjectId(0), ObjectId(1), &base).map_err(err)?)
+            }
+            SpatialQuery::SizeOf { a } => {
+                let map = scratch_map(&frame, &[cloud(a)?]);
+                let s = spatial::size_of(&map, ObjectId(0)).map_err(err)?;
+                let d: Real =
+                    (s.length * s.length + s.width * s.width + s.height * s.height).sqrt();
+                SpatialAnswer::Number(f64::from(d))
+            }
+        };
+        Ok(answer)
+    }
+
+    async fn object(&self, key: &ObjectKey) -> Result<MapObject, ServiceError> {
+        let st = self.state.lock().await;
+        let (object, _) = Self::lookup(&st, key)?;
+        let query = st
+            .queries
+            .get(key)
+            .cloned()
+            .unwrap_or_else(|| key.as_str().replace('_', " "));
+        Ok(MapObject {
+            key: key.clone(),
+            name: object_name(&query),
+            query,
+            object: object.clone(),
+        })
+    }
+
+    async fn rebuild(&self, keep: Option<&ObjectKey>) -> Result<MapSummary, ServiceError> {
+        let mut st = self.state.lock().await;
+        let kept = match keep {
+            Some(k) => match Self::lookup(&st, k) {
+                Ok((o, _)) => Some((k.clone(), o.clone(), st.queries.get(k).cloned())),
+                Err(_) => {
+                    warn!(key = %k, "the held object is not in the map; it is not kept");
+                    None
+                }
+            },
+            None => None,
+        };
+        st.registry.clear();
+        st.queries.clear();
+        st.pinned.clear();
+        self.build(&mut st).await?;
+        let mut kept_keys = Vec::new();
+        if let Some((k, o, q)) = kept {
+            if let Some(q) = q {
+                st.queries.insert(k.clone(), q);
+            }
+            st.pinned.insert(k.clone(), o);
+            kept_keys.push(k);
+        }
+        info!(objects = st.builder.map().len(), "map rebuilt");
+        Ok(MapSummary {
+            objects: st.builder.map().len(),
+            keyframes: st.builder.keyframes(),
+            kept_keys,
+        })
+    }
+
+    async fn relocalize(
+        &self,
+        key: &ObjectKey,
+        camera: &str,
+    ) -> Result<Option<RelocalizedObject>, ServiceError> {
+        let (previous, query) = {
+            let st = self.state.lock().await;
+            let (o, _) = Self::lookup(&st, key)?;
+            let query = st
+                .queries
+                .get(key)
+                .cloned()
+                .unwrap_or_else(|| key.as_str().replace('_', " "));
+            (o.point_cloud.clone(), query)
+        };
+        self.take_mapping_pose(&CancellationToken::new()).await;
+        let frame = self.frames.capture(camera).await.map_err(|e| {
+            ServiceError::new(
+                FailureKind::Perception,
+                format!("camera {camera:?} gave no frame: {e}"),
+            )
+        })?;
+        let mut local = asp_perception::factory::map_builder(&self.cfg, &self.models)
+            .map_err(perception_error)?;
+        local.add_keyframe(&frame).map_err(perception_error)?;
+        let mut registry = ObjectRegistry::new();
+        let found = self
+            .retriever
+            .retrieve(local.map(), &mut registry, &query)
+            .await
+            .map_err(perception_error)?;
+        let old_centroid = previous.centroid();
+        let best = found
+            .candidates
+            .iter()
+            .filter(|c| c.confirmed)
+            .filter_map(|c| {
+                let o = local.map().get(c.id)?;
+                let centroid = o.point_cloud.centroid()?;
+                let shift = old_centroid.map_or(0.0, |p| (centroid - p).norm());
+                Some((shift, c.similarity, o))
+            })
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        let Some((shift, score, object)) = best else {
+            return Ok(None);
+        };
+        let relocalized = RelocalizedObject {
+            key: key.clone(),
+            cloud: object.point_cloud.clone(),
+            score,
+            shift,
+            local_objects: local.map().len(),
+        };
+        let mut st = self.state.lock().await;
+        st.pinned.insert(key.clone(), object.clone());
+        Ok(Some(relocalized))
+    }
+
+    async fn snapshot(&self) -> MapSnapshot {
+        let st = self.state.lock().await;
+        let mut map = st.builder.map().clone();
+        let mut keys: BTreeMap<ObjectKey, ObjectId> = st
+            .registry
+            .entries()
+            .map(|(k, id)| (k.clone(), id))
+            .collect();
+        // pinned objects replace their builder entry (or join the map when kept)
+        for (key, object) in &st.pinned {
+            match st.registry.resolve(key).and_then(|id| map.get_mut(id)) {
+                Some(slot) => {
+                    let id = slot.id;
+                    *slot = object.clone();
+                    slot.id = id;
+                }
+                None => {
+                    let id = map.allocate_id();
+                    let mut o = object.clone();
+                    o.id = id;
+                    map.objects.push(o);
+                    keys.insert(key.clone(), id);
+                }
+            }
+        }
+        MapSnapshot { map, keys }
+    }
+}

@@ -1,0 +1,216 @@
+//! The whole system in one process over the embedded simulator: every node's service
+//! wired to the others through the ports, and the agent on top. `asp run` and the tests
+//! use it; the ROS graph (`asp_nodes`) wires the same services over ROS 2 instead.
+
+use std::sync::Arc;
+
+use asp_affordance::MemoryLink;
+use asp_agent::{Agent, EventSink, StateSink};
+use asp_config::LoadedConfig;
+use asp_kinematics::{RobotModel, Xarm6};
+use asp_perception::PerceptionModels;
+use asp_sim::scenario::Scenario;
+use asp_sim::{SimRobot, SimSettings};
+use asp_skills::{EStop, LocalVerifier, SkillExecutor};
+
+use crate::affordance::{AffordanceService, open_memory};
+use crate::backend::{GraphBackend, Journal};
+use crate::goto::GoToService;
+use crate::map::MapService;
+use crate::ports::ObjectMapPort;
+use crate::sim::SimObserver;
+use crate::skills::SkillService;
+
+/// Building the system failed; the message names the part.
+#[derive(Debug, thiserror::Error)]
+pub enum SystemError {
+    #[error("robot model: {0}")]
+    Model(String),
+    #[error("simulator: {0}")]
+    Sim(#[from] asp_sim::SimError),
+    #[error("perception models: {0}")]
+    Perception(#[from] asp_perception::PerceptionError),
+    #[error("{0}")]
+    Service(#[from] crate::ports::ServiceError),
+    #[error("skill executor: {0}")]
+    Skills(#[from] asp_skills::SkillError),
+    #[error("agent: {0}")]
+    Agent(#[from] asp_agent::AgentError),
+}
+
+/// Choices for one in-process system.
+#[derive(Debug, Clone)]
+pub struct SystemOptions {
+    /// Use the affordance memory database (`affordance_node.memory`); off for runs that
+    /// must not depend on earlier ones.
+    pub memory: bool,
+    /// The verifier's instance number (step ids); fixed for reproducible traces.
+    pub verifier_instance: u32,
+}
+
+impl Default for SystemOptions {
+    fn default() -> Self {
+        Self {
+            memory: true,
+            verifier_instance: 1,
+        }
+    }
+}
+
+/// The robot model every simulation uses.
+pub fn robot_model() -> Result<Arc<dyn RobotModel>, SystemError> {
+    Ok(Arc::new(
+        Xarm6::on_base().map_err(|e| SystemError::Model(e.to_string()))?,
+    ))
+}
+
+/// The simulation of `sim_node` (its world and start pose), seeded with `seed` when given.
+pub fn simulation(cfg: &LoadedConfig, seed: Option<u64>) -> Result<SimRobot, SystemError> {
+    let mut sim_cfg = cfg.config.sim_node.clone();
+    if let Some(s) = seed {
+        sim_cfg.seed = s;
+    }
+    Ok(SimRobot::from_config(
+        &sim_cfg,
+        &cfg.config_dir,
+        robot_model()?,
+    )?)
+}
+
+/// The simulation a scenario starts from, with `sim_node`'s settings.
+pub fn scenario_simulation(
+    cfg: &LoadedConfig,
+    scenario: &Scenario,
+    seed: Option<u64>,
+) -> Result<SimRobot, SystemError> {
+    let mut settings = SimSettings::from_config(&cfg.config.sim_node);
+    if let Some(s) = seed {
+        settings.seed = s;
+    }
+    Ok(SimRobot::for_scenario(scenario, robot_model()?, settings)?)
+}
+
+/// Every service and the agent, over one simulation.
+pub struct SimSystem {
+    pub config: LoadedConfig,
+    pub sim: SimRobot,
+    pub map: Arc<MapService>,
+    pub affordance: Arc<AffordanceService>,
+    pub skills: Arc<SkillService>,
+    pub navigation: Option<Arc<GoToService>>,
+    pub estop: EStop,
+    pub journal: Journal,
+    pub agent: Agent,
+}
+
+impl std::fmt::Debug for SimSystem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimSystem")
+            .field("sim", &self.sim)
+            .field("agent", &self.agent)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SimSystem {
+    /// Wires the services over `sim` as the configuration describes. The map is built
+    /// now when `object_map_node.mapping.build_on_start` is set.
+    pub async fn start(
+        cfg: &LoadedConfig,
+        sim: SimRobot,
+        options: &SystemOptions,
+        state_sink: Option<Arc<dyn StateSink>>,
+        event_sink: Option<Arc<dyn EventSink>>,
+    ) -> Result<Self, SystemError> {
+        let models = asp_perception::factory::models(cfg)?;
+        let map = Arc::new(
+            MapService::new(
+                cfg,
+                models.clone(),
+                None,
+                Arc::new(sim.clone()),
+                Arc::new(sim.clone()),
+            )?
+            .with_arm(Arc::new(sim.clone())),
+        );
+        let memory = if options.memory {
+            Some(memory_link(cfg, &models)?)
+        } else {
+            None
+        };
+        let affordance = Arc::new(AffordanceService::simulated(
+            cfg,
+            map.clone() as Arc<dyn ObjectMapPort>,
+            memory,
+        )?);
+        let estop = EStop::new();
+        let verifier = Arc::new(LocalVerifier::from_config(
+            &cfg.config,
+            options.verifier_instance,
+            None,
+        ));
+        let executor = SkillExecutor::new(
+            Arc::new(sim.clone()),
+            Arc::new(sim.clone()),
+            verifier,
+            Arc::new(SimObserver::new(sim.clone())),
+            &cfg.config,
+            estop.listener(),
+        )?;
+        let skills = Arc::new(SkillService::new(executor, Arc::new(sim.clone())));
+        let navigation = cfg.config.agent_node.mobile.then(|| {
+            Arc::new(GoToService::new(
+                Arc::new(sim.clone()),
+                map.clone(),
+                affordance.clone(),
+                Arc::new(sim.clone()),
+                estop.listener(),
+                &cfg.config.go_to_node,
+            ))
+        });
+        let journal = Journal::default();
+        let backend = GraphBackend::new(
+            map.clone(),
+            affordance.clone(),
+            skills.clone(),
+            navigation
+                .clone()
+                .map(|n| n as Arc<dyn crate::ports::NavigationPort>),
+        )
+        .with_journal(journal.clone());
+        let mut agent = Agent::from_config(&cfg.config, Arc::new(backend))?;
+        if let Some(s) = state_sink {
+            agent = agent.with_state_sink(s);
+        }
+        if let Some(s) = event_sink {
+            agent = agent.with_event_sink(s);
+        }
+        if cfg.config.object_map_node.mapping.build_on_start {
+            map.ensure_built().await?;
+        }
+        Ok(Self {
+            config: cfg.clone(),
+            sim,
+            map,
+            affordance,
+            skills,
+            navigation,
+            estop,
+            journal,
+            agent,
+        })
+    }
+}
+
+/// The affordance memory with the perception embedders that key its entries.
+pub fn memory_link(
+    cfg: &LoadedConfig,
+    models: &PerceptionModels,
+) -> Result<MemoryLink, SystemError> {
+    Ok(MemoryLink {
+        memory: Arc::new(open_memory(cfg)?),
+        image: models.image_embedder.clone(),
+        text: models.text_embedder.clone(),
+        top_n: cfg.config.affordance_node.memory.top_n,
+    })
+}
