@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use asp_config::LoadedConfig;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod run;
 mod tools;
 
 /// Exit status of a subcommand that is not built yet (sysexits' EX_UNAVAILABLE).
@@ -63,6 +64,16 @@ enum LlmChoice {
     Offline,
     /// An OpenAI-compatible server (agent_node.llm)
     Openai,
+}
+
+impl LlmChoice {
+    fn backend(self) -> asp_config::sections::agent::LlmBackend {
+        use asp_config::sections::agent::LlmBackend;
+        match self {
+            LlmChoice::Offline => LlmBackend::Offline,
+            LlmChoice::Openai => LlmBackend::Openai,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -178,11 +189,29 @@ struct ConfigArgs {
 }
 
 fn main() -> ExitCode {
-    asp_runtime::init_tracing();
     let cli = Cli::parse();
     match cli.command {
+        // these print their own trace; the log keeps to warnings unless RUST_LOG says more
+        Command::Run(_) | Command::Eval(_) => asp_runtime::init_tracing_with("warn"),
+        _ => asp_runtime::init_tracing(),
+    }
+    match cli.command {
         Command::Config(args) => config(&cli.global, &args),
-        Command::Run(_) => not_built("run", "issue #6 (the LLM agent and `asp run`)"),
+        Command::Run(args) if args.report.is_some() => not_built(
+            "run --report",
+            "issue #9 (episode reports); run without --report",
+        ),
+        Command::Run(args) => with_config(&cli.global, |cfg| {
+            run::run(
+                cfg,
+                &run::RunOptions {
+                    goal: args.goal.clone(),
+                    world: args.world.clone(),
+                    llm: args.llm.map(LlmChoice::backend),
+                    seed: args.seed,
+                },
+            )
+        }),
         Command::Launch(_) => not_built("launch", "issue #4 (the ROS 2 layer and node graph)"),
         Command::Eval(_) => not_built("eval", "issue #9 (end-to-end evaluation)"),
         Command::Bench(args) => bench(&cli.global, &args),

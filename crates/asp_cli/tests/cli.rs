@@ -111,3 +111,27 @@ fn map_from_a_missing_bag_names_the_file() {
     assert_ne!(code, 0);
     assert!(err.contains("/nonexistent/recording.mcap"), "{err}");
 }
+
+#[test]
+fn run_picks_up_the_mug_and_exits_zero_on_a_verified_success() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = format!("common.paths.data_dir={}", dir.path().display());
+    let (code, out, err) = asp(&["run", "pick up the mug", "--set", &data]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    // the trace names the tool calls and the verifier's verdicts, then the result
+    assert!(out.contains("object_retrieval(query=\"mug\")"), "{out}");
+    assert!(out.contains("verifier gate PASS"), "{out}");
+    assert!(out.contains("verifier outcome PASS"), "{out}");
+    assert!(out.contains("result: SUCCESS (verified)"), "{out}");
+    assert!(out.contains("final state: held mug_0"), "{out}");
+}
+
+#[test]
+fn run_of_an_impossible_goal_fails_with_status_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = format!("common.paths.data_dir={}", dir.path().display());
+    let (code, out, err) = asp(&["run", "pick up the unicorn", "--set", &data]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(out.contains("result: FAILED"), "{out}");
+    assert!(out.contains("final state: held nothing"), "{out}");
+}

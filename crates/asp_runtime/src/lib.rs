@@ -18,9 +18,15 @@ static TRACING: Once = Once::new();
 /// `RUST_LOG` (falling back to [`DEFAULT_LOG_FILTER`]). Safe to call more than once; only
 /// the first call installs anything.
 pub fn init_tracing() {
+    init_tracing_with(DEFAULT_LOG_FILTER);
+}
+
+/// Like [`init_tracing`] with another filter when `RUST_LOG` is unset (a command that
+/// prints its own trace keeps the log to warnings).
+pub fn init_tracing_with(default_filter: &str) {
     TRACING.call_once(|| {
-        let filter = EnvFilter::try_from_default_env()
-            .unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG_FILTER));
+        let filter =
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_filter));
         let _ = tracing_subscriber::fmt()
             .with_env_filter(filter)
             .with_writer(std::io::stderr)

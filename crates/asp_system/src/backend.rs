@@ -139,6 +139,19 @@ pub fn skill_verdicts(report: &SkillReport) -> Vec<Verdict> {
     out
 }
 
+/// Whether a goal ended in a success the verifier confirmed: the agent completed it, at
+/// least one skill's outcome was checked, and the last outcome check passed. The agent's
+/// own word ("SUCCESS") is not enough: only the verifier declares a step succeeded.
+pub fn verified_success(report: &asp_agent::GoalReport) -> bool {
+    matches!(report.status, asp_agent::GoalStatus::Completed)
+        && report
+            .verdicts()
+            .into_iter()
+            .rev()
+            .find(|v| v.stage == "outcome")
+            .is_some_and(|v| v.passed)
+}
+
 /// The verdict of an affordance grounding (the A-Harness commit rule).
 fn grounding_verdict(a: &DetectedAffordance, object: &ObjectKey) -> Verdict {
     Verdict {

@@ -21,7 +21,7 @@ pub mod sim;
 pub mod skills;
 pub mod system;
 
-pub use backend::{GraphBackend, Journal, JournalEntry};
+pub use backend::{GraphBackend, Journal, JournalEntry, verified_success};
 pub use ports::{
     AffordancePort, AffordanceQuery, GoToGoal, GoToReply, MapObject, MapSnapshot, MapSummary,
     NavigationPort, ObjectMapPort, RelocalizedObject, ServiceError, SkillPort, SkillReply,

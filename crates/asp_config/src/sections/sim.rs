@@ -21,7 +21,7 @@ pub struct SimConfig {
     #[garde(range(min = 0.0, max = 100.0))]
     pub real_time_factor: f64,
     /// Where the base starts: x, y (metres, map frame) and heading (degrees). Default
-    /// `[0, 0, 0]`; scenarios set their own.
+    /// `[0, 0.4, 0]`, in front of the tabletop world's mug; scenarios set their own.
     #[garde(custom(finite3))]
     pub start_pose: [f32; 3],
     #[garde(dive)]
@@ -40,7 +40,7 @@ impl Default for SimConfig {
             world: "worlds/tabletop.yaml".into(),
             seed: 0,
             real_time_factor: 0.0,
-            start_pose: [0.0, 0.0, 0.0],
+            start_pose: [0.0, 0.4, 0.0],
             camera: SimCameraConfig::default(),
             base: SimBaseConfig::default(),
             arm: SimArmConfig::default(),
