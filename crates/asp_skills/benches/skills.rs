@@ -60,6 +60,7 @@ fn main() {
             target,
             avoid: &[],
             support_z: target.iter().map(|p| p.z).fold(f32::MAX, f32::min),
+            rests_on_support: false,
             arm_base,
         };
         let mut times = Vec::with_capacity(REPS);

@@ -553,7 +553,11 @@ impl SkillExecutor {
         if let Some(tool_z) = run.closed_at_tool_z
             && !held_before
         {
-            let bottom = cloud_bottom(&req.object_cloud).unwrap_or(tool_z);
+            // an object lifted from a surface hangs down to where it stood, not only to
+            // its lowest visible point
+            let bottom = crate::plan::resting_support(req)
+                .or_else(|| cloud_bottom(&req.object_cloud))
+                .unwrap_or(tool_z);
             *held = Some(HeldRecord {
                 key: req.object.clone(),
                 bottom_below_tool: (tool_z - bottom).max(0.0),

@@ -102,6 +102,10 @@ pub struct GraspScene<'a> {
     pub avoid: &'a [Point3],
     /// Height of the surface the object stands on (fingertips stay above it).
     pub support_z: Real,
+    /// The target rests on the support: its bottom, hidden from a camera above, is at
+    /// `support_z`, so a top-down grasp closes around the middle of [support, top] rather
+    /// than of the visible points (which would close over the top of a thin object).
+    pub rests_on_support: bool,
     /// The arm base position in the map (side approaches face away from it).
     pub arm_base: Point3,
 }
@@ -111,6 +115,9 @@ const MARGIN: Real = 0.003;
 /// Target material this far past a finger's outer face means the finger would land on
 /// the target, metres.
 const BEYOND_FINGER: Real = 0.02;
+/// On an elongated target, the largest |cos| between the closing direction and its
+/// length (30° off the across direction).
+const MAX_CLOSING_ALONG_LENGTH: Real = 0.5;
 /// Fingertips stay this far above the support, metres.
 const SUPPORT_CLEARANCE: Real = 0.004;
 
@@ -123,6 +130,11 @@ pub fn grasp_candidates(scene: &GraspScene<'_>, p: &GraspParams) -> Vec<GraspCan
         .target
         .iter()
         .fold((Real::MAX, Real::MIN), |(a, b), q| (a.min(q.z), b.max(q.z)));
+    let zmin = if scene.rests_on_support {
+        zmin.min(scene.support_z)
+    } else {
+        zmin
+    };
     let centre = pc.centroid;
     // sample positions along the major horizontal axis when the target is long
     let major = horizontal(&pc.major()).unwrap_or_else(Vector3::x);
@@ -141,14 +153,20 @@ pub fn grasp_candidates(scene: &GraspScene<'_>, p: &GraspParams) -> Vec<GraspCan
     let tcp_z = z_mid
         .max(scene.support_z + p.tip + SUPPORT_CLEARANCE)
         .max(zmax - p.palm_offset + 0.01);
+    // an object lying on a surface and longer than the open gripper is only grasped
+    // across its length: a closing direction along it would put a finger down on the
+    // object itself, which a sparse map cloud may not show as a collision (parts such as
+    // handles keep every direction: their skills choose among them)
+    let elongated = scene.rests_on_support && 2.0 * half_len > p.open_width;
     for &t in &offsets {
         let c = base_centre + major * (t * half_len);
         for k in 0..p.yaw_samples.max(1) {
             let yaw = std::f32::consts::PI * k as Real / p.yaw_samples.max(1) as Real;
-            raw.push((
-                top_down(Point3::new(c.x, c.y, tcp_z), yaw),
-                GraspKind::TopDown,
-            ));
+            let pose = top_down(Point3::new(c.x, c.y, tcp_z), yaw);
+            if elongated && tool_axes(&pose).1.dot(&major).abs() > MAX_CLOSING_ALONG_LENGTH {
+                continue;
+            }
+            raw.push((pose, GraspKind::TopDown));
         }
     }
     // side: approach from the arm's side, fingers closing horizontally
@@ -371,6 +389,7 @@ mod tests {
             target: &cup,
             avoid: &[],
             support_z: 0.5,
+            rests_on_support: false,
             arm_base: Point3::new(0.17, 0.0, 0.55),
         };
         let c = grasp_candidates(&scene, &params());
@@ -389,12 +408,49 @@ mod tests {
     }
 
     #[test]
+    fn a_long_thin_object_is_grasped_across_its_length() {
+        // a banana lying along y, seen from above: the top half of a 3.6 cm cylinder,
+        // 15 cm long, sampled at 1 cm like the map's clouds
+        let mut banana = Vec::new();
+        for j in 0..15 {
+            for a in 0..4 {
+                let ang = std::f32::consts::PI * a as Real / 3.0;
+                banana.push(Point3::new(
+                    0.66 - 0.018 * ang.cos(),
+                    -2.29 + 0.01 * j as Real,
+                    0.518 + 0.018 * ang.sin(),
+                ));
+            }
+        }
+        let scene = GraspScene {
+            target: &banana,
+            avoid: &[],
+            support_z: 0.5,
+            rests_on_support: true,
+            arm_base: Point3::new(0.17, -2.0, 0.55),
+        };
+        let c = grasp_candidates(&scene, &params());
+        assert!(!c.is_empty());
+        for cand in c.iter().filter(|c| c.kind == GraspKind::TopDown) {
+            let (_, y, _) = tool_axes(&cand.pose);
+            assert!(y.y.abs() <= MAX_CLOSING_ALONG_LENGTH + 1e-4, "{cand:#?}");
+        }
+        // it rests on the table: the fingers close around its middle, below the top
+        let best = c.iter().find(|c| c.kind == GraspKind::TopDown).unwrap();
+        assert!(
+            (best.pose.translation.vector.z - 0.518).abs() < 0.006,
+            "{best:#?}"
+        );
+    }
+
+    #[test]
     fn too_wide_objects_have_no_candidates() {
         let big = cylinder(Point3::new(0.6, 0.0, 0.5), 0.06, 0.09);
         let scene = GraspScene {
             target: &big,
             avoid: &[],
             support_z: 0.5,
+            rests_on_support: false,
             arm_base: Point3::new(0.17, 0.0, 0.55),
         };
         let c = grasp_candidates(&scene, &params());
@@ -414,6 +470,7 @@ mod tests {
             target: &bar,
             avoid: &body,
             support_z: 0.5,
+            rests_on_support: false,
             arm_base: Point3::new(0.17, 0.4, 0.55),
         };
         let c = grasp_candidates(&scene, &params());
@@ -445,6 +502,7 @@ mod tests {
             target: &cup,
             avoid: &[],
             support_z: 0.5,
+            rests_on_support: false,
             arm_base: Point3::new(0.17, 0.0, 0.55),
         };
         let a = grasp_candidates(&scene, &params());

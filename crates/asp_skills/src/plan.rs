@@ -199,6 +199,37 @@ fn min_z(points: &[Point3]) -> Real {
     points.iter().map(|p| p.z).fold(Real::MAX, Real::min)
 }
 
+/// Obstacle points under the object's footprint (grown by this) count as its support.
+const SUPPORT_FOOTPRINT_MARGIN: Real = 0.03;
+/// Fewer support points than this are not a surface.
+const MIN_SUPPORT_POINTS: usize = 5;
+
+/// The height of the surface the object rests on, from the obstacle points (the scene
+/// around it) under its footprint: a camera above sees an object's top, not its bottom,
+/// so its lowest visible point is not where it stands. The object rests there only if
+/// the hidden gap below what is seen is at most 1.5 times what is seen plus 1 cm (a ball
+/// seen from above shows a bit less than its upper half): a plug in a wall socket high
+/// above the table does not rest on the table. `None` without such a surface.
+pub(crate) fn resting_support(req: &SkillRequest) -> Option<Real> {
+    let obstacles = req.obstacles.as_ref()?;
+    let (lo, hi) = req.object_cloud.aabb()?;
+    let m = SUPPORT_FOOTPRINT_MARGIN;
+    let below: Vec<Real> = obstacles
+        .points()
+        .iter()
+        .filter(|q| {
+            q.x >= lo.x - m && q.x <= hi.x + m && q.y >= lo.y - m && q.y <= hi.y + m && q.z <= lo.z
+        })
+        .map(|q| q.z)
+        .collect();
+    if below.len() < MIN_SUPPORT_POINTS {
+        return None;
+    }
+    let top = below.iter().copied().fold(Real::MIN, Real::max);
+    let seen_height = hi.z - lo.z;
+    (lo.z - top <= 1.5 * seen_height + 0.01).then_some(top)
+}
+
 /// Grasp candidates as attempts: pre-grasp, open, approach, close, (lift).
 fn candidate_attempts(
     ctx: &PlanContext<'_>,
@@ -264,10 +295,13 @@ fn grasp_plan(
 ) -> Result<SkillPlan, PlanError> {
     let mut avoid = rest.to_vec();
     avoid.extend(obstacle_points(req));
+    // a whole object rests on the surface found under it; a part (a handle) does not
+    let support = resting_support(req);
     let scene = GraspScene {
         target,
         avoid: &avoid,
-        support_z: min_z(req.object_cloud.points()),
+        support_z: support.unwrap_or_else(|| min_z(req.object_cloud.points())),
+        rests_on_support: support.is_some() && !part,
         arm_base: ctx.arm_base,
     };
     let candidates = grasp_candidates(&scene, &ctx.grasp);
@@ -718,6 +752,7 @@ fn articulation_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillP
         target: part,
         avoid: &avoid,
         support_z: min_z(req.object_cloud.points()),
+        rests_on_support: false,
         arm_base: ctx.arm_base,
     };
     let candidates = grasp_candidates(&scene, &ctx.grasp);
@@ -812,4 +847,78 @@ fn articulation_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillP
 /// The lowest point of a cloud (for the held object's bottom).
 pub(crate) fn cloud_bottom(c: &PointCloud) -> Option<Real> {
     c.aabb().map(|(lo, _)| lo.z)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use asp_core::ObjectKey;
+
+    /// The top cap of a ball of radius `r` centred at `c`, as a camera above sees it.
+    fn cap(c: Point3, r: Real) -> Vec<Point3> {
+        let mut out = Vec::new();
+        for i in 0..12 {
+            for j in 0..4 {
+                let az = std::f32::consts::TAU * i as Real / 12.0;
+                let el = 0.2 + 1.2 * j as Real / 3.0;
+                out.push(Point3::new(
+                    c.x + r * el.cos() * az.cos(),
+                    c.y + r * el.cos() * az.sin(),
+                    c.z + r * el.sin(),
+                ));
+            }
+        }
+        out
+    }
+
+    /// A table top at `z` around (x, y), 1 cm apart.
+    fn table(x: Real, y: Real, z: Real) -> PointCloud {
+        let mut pts = Vec::new();
+        for i in -10..=10 {
+            for j in -10..=10 {
+                pts.push(Point3::new(x + 0.01 * i as Real, y + 0.01 * j as Real, z));
+            }
+        }
+        PointCloud::new("map", pts)
+    }
+
+    fn request(object: Vec<Point3>, obstacles: Option<PointCloud>) -> SkillRequest {
+        let mut r = SkillRequest::new(
+            Skill::Grasp,
+            ObjectKey::new("orange_0").unwrap(),
+            "the orange",
+            PointCloud::new("map", object),
+        );
+        r.obstacles = obstacles;
+        r
+    }
+
+    #[test]
+    fn a_ball_seen_from_above_rests_on_the_table_under_it() {
+        let req = request(
+            cap(Point3::new(0.4, 0.0, 0.537), 0.037),
+            Some(table(0.4, 0.0, 0.5)),
+        );
+        let s = resting_support(&req).unwrap();
+        assert!((s - 0.5).abs() < 1e-4, "{s}");
+    }
+
+    #[test]
+    fn no_obstacles_or_a_far_surface_is_no_support() {
+        let plug = cap(Point3::new(0.7, 1.9, 0.62), 0.012);
+        assert_eq!(resting_support(&request(plug.clone(), None)), None);
+        // a plug in a wall socket, 10 cm above the table: it does not rest on it
+        assert_eq!(
+            resting_support(&request(plug, Some(table(0.7, 1.9, 0.5)))),
+            None
+        );
+        // a table beside the object, not under it, is no support either
+        assert_eq!(
+            resting_support(&request(
+                cap(Point3::new(0.4, 0.0, 0.537), 0.037),
+                Some(table(0.4, 0.5, 0.5))
+            )),
+            None
+        );
+    }
 }

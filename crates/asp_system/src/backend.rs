@@ -284,6 +284,7 @@ impl GraphBackend {
             obj.object.point_cloud.clone(),
         )
         .with_scene_names([obj.key.to_string()]);
+        req.obstacles = obj.surroundings.clone();
         if matches!(skill, Skill::Place | Skill::Drop) {
             req = req
                 .with_held(self.held(ctx).await?)

@@ -236,6 +236,32 @@ impl MapService {
     }
 }
 
+/// How far around an object's bounding box other objects' points count as its
+/// surroundings, metres (horizontally; vertically twice as far, for its support).
+pub const SURROUNDINGS_MARGIN: Real = 0.15;
+
+/// The points of the other objects of `map` near `object` (`id` is its own entry, when
+/// it has one); `None` when there are none.
+fn surroundings(map: &ObjectMap, object: &Object, id: Option<ObjectId>) -> Option<PointCloud> {
+    let (lo, hi) = object.point_cloud.aabb()?;
+    let m = SURROUNDINGS_MARGIN;
+    let near = |p: &&asp_core::Point3| {
+        p.x >= lo.x - m
+            && p.x <= hi.x + m
+            && p.y >= lo.y - m
+            && p.y <= hi.y + m
+            && p.z >= lo.z - 2.0 * m
+            && p.z <= hi.z + 2.0 * m
+    };
+    let points: Vec<asp_core::Point3> = map
+        .objects
+        .iter()
+        .filter(|o| Some(o.id) != id && o.point_cloud.points() != object.point_cloud.points())
+        .flat_map(|o| o.point_cloud.points().iter().filter(near).copied())
+        .collect();
+    (!points.is_empty()).then(|| PointCloud::new(map.frame.clone(), points))
+}
+
 /// A map of only the clouds of `objects` (ids 0, 1, …), for the spatial functions.
 fn scratch_map(frame: &FrameId, clouds: &[&PointCloud]) -> ObjectMap {
     let mut map = ObjectMap::new(frame.clone());
@@ -327,7 +353,8 @@ impl ObjectMapPort for MapService {
 
     async fn object(&self, key: &ObjectKey) -> Result<MapObject, ServiceError> {
         let st = self.state.lock().await;
-        let (object, _) = Self::lookup(&st, key)?;
+        let (object, id) = Self::lookup(&st, key)?;
+        let surroundings = surroundings(st.builder.map(), object, id);
         let query = st
             .queries
             .get(key)
@@ -338,6 +365,7 @@ impl ObjectMapPort for MapService {
             name: object_name(&query),
             query,
             object: object.clone(),
+            surroundings,
         })
     }
 

@@ -68,6 +68,10 @@ pub struct MapObject {
     pub name: String,
     /// The object: map-frame cloud, best crops, features.
     pub object: Object,
+    /// Points of the other map objects around it (its support, its neighbours): what
+    /// the gripper must keep out of, and where the object stands.
+    #[serde(default)]
+    pub surroundings: Option<PointCloud>,
 }
 
 /// A spatial question about inventory objects (SPEC §1.3).
