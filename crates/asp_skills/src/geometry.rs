@@ -134,12 +134,18 @@ pub struct PartSurface {
     pub source: NormalSource,
 }
 
+/// A part this far from the centroid of a curved surface around it stands out of it.
+const MIN_STAND_OUT: Real = 0.005;
+
 /// Where a part normal came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NormalSource {
     /// A plane fitted to the object's points around the part (a door front, a lid).
     Surface,
+    /// The direction the part stands out of a curved surface around it (a button on a
+    /// dome): from the centroid of the surrounding points to the part's.
+    StandOut,
     /// The mean of the part's own outward point normals (a plug, a knob on its own).
     Part,
 }
@@ -149,7 +155,8 @@ pub enum NormalSource {
 /// `radius` of the part (the surface the part is mounted on), oriented so the part
 /// stands out of it, or when flush, away from the object centroid. Without enough
 /// surrounding points: the mean of the part's point normals (local planes of
-/// `k_neighbours` points), each oriented away from the object centroid.
+/// `k_neighbours` points), each oriented away from the object centroid. When the points
+/// around are many but not flat (a dome), the direction the part stands out of them.
 pub fn part_surface(part: &[Point3], object: &[Point3], radius: Real) -> Option<PartSurface> {
     let pp = Principal::of(part)?;
     let oc = Principal::of(object).map_or(pp.centroid, |p| p.centroid);
@@ -177,6 +184,21 @@ pub fn part_surface(part: &[Point3], object: &[Point3], radius: Real) -> Option<
             surface_point: Some(s.centroid),
             part_centroid: pp.centroid,
             source: NormalSource::Surface,
+        });
+    }
+    // a curved surface around the part: the part stands out of it (a camera sees one
+    // side of a small part, so its own normals lean towards the camera)
+    if around.len() >= 12
+        && let Some(s) = Principal::of(&around)
+        && let Some(n) = (pp.centroid - s.centroid)
+            .try_normalize(1e-6)
+            .filter(|_| (pp.centroid - s.centroid).norm() > MIN_STAND_OUT)
+    {
+        return Some(PartSurface {
+            normal: n,
+            surface_point: Some(s.centroid),
+            part_centroid: pp.centroid,
+            source: NormalSource::StandOut,
         });
     }
     // the part on its own: average outward local normals

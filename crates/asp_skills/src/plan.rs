@@ -450,13 +450,22 @@ fn place_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillPlan, Pl
 /// Yaw angles for pushes and pinches about their axis.
 const PUSH_YAWS: [Real; 4] = [0.0, 0.785, 1.571, 2.356];
 
+/// A push normal within 40° of vertical is taken as vertical (cos 40°).
+const PRESS_VERTICAL_COS: Real = 0.766;
+
 fn tip_push_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillPlan, PlanError> {
     let part = part_points(req)?;
     let a = &ctx.cfg.articulation;
     let g = &ctx.cfg.grasp;
     let s = part_surface(part, req.object_cloud.points(), a.surface_radius as Real)
         .ok_or_else(|| PlanError::Invalid("the part has no points".into()))?;
-    let n = s.normal;
+    // buttons and keys on a horizontal surface are pressed straight down: a normal
+    // estimated from the few points a camera sees of a small part leans towards it
+    let n = if s.normal.z > PRESS_VERTICAL_COS {
+        Vector3::z()
+    } else {
+        s.normal
+    };
     let (_, hi) = extent_along(part, &n).unwrap_or((0.0, 0.0));
     let c = s.part_centroid;
     let contact = c + n * (hi - c.coords.dot(&n));

@@ -6,6 +6,7 @@
 //! It keeps a [`Journal`] of what every call found (retrievals, affordances, skill and
 //! go_to reports) for episode reports; the agent's own events carry the verdicts.
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use asp_affordance::{AffordanceReport, DetectedAffordance};
@@ -50,6 +51,11 @@ pub enum JournalEntry {
         call_index: u32,
         summary: MapSummary,
     },
+    /// A fresh look at an object an action had failed on.
+    Look {
+        call_index: u32,
+        found: Box<crate::ports::RelocalizedObject>,
+    },
 }
 
 /// The entries of one or more goals, in call order.
@@ -87,6 +93,11 @@ pub struct GraphBackend {
     skills: Arc<dyn SkillPort>,
     navigation: Option<Arc<dyn NavigationPort>>,
     journal: Journal,
+    /// The camera a fresh look uses.
+    look_camera: String,
+    /// Objects an action failed on since they were last seen: the next action on one
+    /// looks at it again first, so a retry works from new evidence, not the same view.
+    stale: Mutex<BTreeSet<ObjectKey>>,
 }
 
 impl std::fmt::Debug for GraphBackend {
@@ -182,6 +193,55 @@ impl GraphBackend {
             skills,
             navigation,
             journal: Journal::default(),
+            look_camera: "wrist".into(),
+            stale: Mutex::new(BTreeSet::new()),
+        }
+    }
+
+    /// The camera a fresh look at an object uses (`object_map_node.mapping.cameras[0]`).
+    pub fn with_look_camera(mut self, camera: impl Into<String>) -> Self {
+        self.look_camera = camera.into();
+        self
+    }
+
+    fn stale(&self) -> std::sync::MutexGuard<'_, BTreeSet<ObjectKey>> {
+        self.stale
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Remembers that an action on `key` failed in a way another look may help with.
+    fn note_failure<T>(&self, key: &ObjectKey, r: &ToolResult<T>) {
+        if let Err(f) = r
+            && !matches!(
+                f.failure.kind,
+                FailureKind::Cancelled
+                    | FailureKind::Precondition
+                    | FailureKind::NotAllowed
+                    | FailureKind::InvalidArgument
+                    | FailureKind::UnknownObject
+            )
+        {
+            self.stale().insert(key.clone());
+        }
+    }
+
+    /// Looks at `key` again when an action on it failed since it was last seen. A look
+    /// that finds nothing keeps the old view (the action then works from that).
+    async fn refresh(&self, key: &ObjectKey, ctx: &ToolContext) {
+        if !self.stale().remove(key) {
+            return;
+        }
+        match self.map.relocalize(key, &self.look_camera).await {
+            Ok(Some(found)) => {
+                tracing::info!(object = %key, shift = found.shift, "looked at the object again");
+                self.journal.push(JournalEntry::Look {
+                    call_index: ctx.call_index,
+                    found: Box::new(found),
+                });
+            }
+            Ok(None) => tracing::info!(object = %key, "another look did not find the object"),
+            Err(e) => tracing::warn!(object = %key, "cannot look at the object again: {e}"),
         }
     }
 
@@ -331,6 +391,63 @@ impl GraphBackend {
         }
     }
 
+    /// `interact` once: detect the affordances for the action, run the best one's skill.
+    async fn interact_once(
+        &self,
+        obj: &ObjectKey,
+        action: &str,
+        ctx: &ToolContext,
+    ) -> ToolResult<ActionReport> {
+        let object = self.object(obj).await?;
+        let report = self.detect(obj, action, Vec::new(), ctx).await?;
+        let Some(best) = report.affordances.first() else {
+            return Err(ToolFailure::new(
+                FailureKind::Grounding,
+                format!(
+                    "found no part of {} to {action:?} (proposals: {}); look at it again or describe the action differently",
+                    object.name,
+                    report
+                        .proposals
+                        .iter()
+                        .map(|p| format!("{} {}", p.skill, p.part))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )
+            .with_failure(asp_core::Failure::new(FailureKind::Grounding).retryable()));
+        };
+        let skill = best.affordance.skill;
+        let verdicts = vec![grounding_verdict(best, obj)];
+        let mut req = self.request(skill, &object, ctx).await?;
+        if !matches!(skill, Skill::Grasp | Skill::Place | Skill::Drop) {
+            req = req
+                .with_affordance(best.affordance.clone())
+                .with_grounding(best.summary.clone());
+        }
+        self.run(req, verdicts, ctx).await
+    }
+
+    /// A skill once: object skills on the map's view, part skills after detecting the
+    /// part.
+    async fn skill_once(
+        &self,
+        skill: Skill,
+        obj: &ObjectKey,
+        ctx: &ToolContext,
+    ) -> ToolResult<ActionReport> {
+        let object = self.object(obj).await?;
+        match skill {
+            Skill::Grasp | Skill::Place | Skill::Drop => {
+                let req = self.request(skill, &object, ctx).await?;
+                self.run(req, Vec::new(), ctx).await
+            }
+            _ => {
+                let action = action_for(skill, &object.name);
+                self.part_skill(skill, &object, &action, ctx).await
+            }
+        }
+    }
+
     /// Detects the part for `skill` on `obj` and runs the skill on it.
     async fn part_skill(
         &self,
@@ -430,33 +547,10 @@ impl ToolBackend for GraphBackend {
         action: &str,
         ctx: &ToolContext,
     ) -> ToolResult<ActionReport> {
-        let object = self.object(obj).await?;
-        let report = self.detect(obj, action, Vec::new(), ctx).await?;
-        let Some(best) = report.affordances.first() else {
-            return Err(ToolFailure::new(
-                FailureKind::Grounding,
-                format!(
-                    "found no part of {} to {action:?} (proposals: {}); look at it again or describe the action differently",
-                    object.name,
-                    report
-                        .proposals
-                        .iter()
-                        .map(|p| format!("{} {}", p.skill, p.part))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            )
-            .with_failure(asp_core::Failure::new(FailureKind::Grounding).retryable()));
-        };
-        let skill = best.affordance.skill;
-        let verdicts = vec![grounding_verdict(best, obj)];
-        let mut req = self.request(skill, &object, ctx).await?;
-        if !matches!(skill, Skill::Grasp | Skill::Place | Skill::Drop) {
-            req = req
-                .with_affordance(best.affordance.clone())
-                .with_grounding(best.summary.clone());
-        }
-        self.run(req, verdicts, ctx).await
+        self.refresh(obj, ctx).await;
+        let r = self.interact_once(obj, action, ctx).await;
+        self.note_failure(obj, &r);
+        r
     }
 
     async fn go_to(
@@ -502,17 +596,10 @@ impl ToolBackend for GraphBackend {
         obj: &ObjectKey,
         ctx: &ToolContext,
     ) -> ToolResult<ActionReport> {
-        let object = self.object(obj).await?;
-        match skill {
-            Skill::Grasp | Skill::Place | Skill::Drop => {
-                let req = self.request(skill, &object, ctx).await?;
-                self.run(req, Vec::new(), ctx).await
-            }
-            _ => {
-                let action = action_for(skill, &object.name);
-                self.part_skill(skill, &object, &action, ctx).await
-            }
-        }
+        self.refresh(obj, ctx).await;
+        let r = self.skill_once(skill, obj, ctx).await;
+        self.note_failure(obj, &r);
+        r
     }
 
     async fn remap(&self, ctx: &ToolContext) -> ToolResult<()> {

@@ -32,6 +32,8 @@ struct MapState {
     /// rebuild, objects re-found from a closer view. Looked up before the builder's map.
     pinned: BTreeMap<ObjectKey, Object>,
     built: bool,
+    /// Looks so far, builds and re-detections (picks the next mapping arm pose).
+    looks: usize,
 }
 
 /// The object map service.
@@ -100,11 +102,12 @@ impl MapService {
                 queries: BTreeMap::new(),
                 pinned: BTreeMap::new(),
                 built: false,
+                looks: 0,
             }),
         })
     }
 
-    /// Takes `mapping.arm_pose` with `arm` before capturing (keeps the arm out of view).
+    /// Takes `mapping.arm_poses` with `arm` before capturing (keeps the arm out of view).
     pub fn with_arm(mut self, arm: Arc<dyn ArmMotion>) -> Self {
         self.arm = Some(arm);
         self
@@ -143,7 +146,9 @@ impl MapService {
         if stops.is_empty() {
             stops.push(None);
         }
-        self.take_mapping_pose(&cancel).await;
+        // each rebuild looks from the next pose: after a failure, another viewpoint
+        self.take_pose(self.mapping_pose(st.looks), &cancel).await;
+        st.looks += 1;
         for (i, stop) in stops.iter().enumerate() {
             if let Some(pose) = stop {
                 let nav = self.base.navigate_to(*pose, &cancel).await;
@@ -185,14 +190,20 @@ impl MapService {
         Ok(())
     }
 
-    /// Moves the arm to `mapping.arm_pose` (when there is an arm and a pose). A failure
-    /// is logged: the cameras then see what they see.
-    async fn take_mapping_pose(&self, cancel: &CancellationToken) {
-        if let (Some(arm), false) = (&self.arm, self.mapping.arm_pose.is_empty()) {
-            let out = arm.move_to_named(&self.mapping.arm_pose, cancel).await;
+    /// The mapping arm pose of look number `look` (cycling through the list).
+    fn mapping_pose(&self, look: usize) -> Option<&str> {
+        let poses = &self.mapping.arm_poses;
+        (!poses.is_empty()).then(|| poses[look % poses.len()].as_str())
+    }
+
+    /// Moves the arm to `pose` (when there is an arm). A failure is logged: the cameras
+    /// then see what they see.
+    async fn take_pose(&self, pose: Option<&str>, cancel: &CancellationToken) {
+        if let (Some(arm), Some(pose)) = (&self.arm, pose) {
+            let out = arm.move_to_named(pose, cancel).await;
             if !out.code.is_success() {
                 warn!(
-                    pose = %self.mapping.arm_pose,
+                    pose,
                     "the arm did not reach its mapping pose ({}: {}); it may hide objects",
                     out.code,
                     out.message
@@ -416,7 +427,14 @@ impl ObjectMapPort for MapService {
                 .unwrap_or_else(|| key.as_str().replace('_', " "));
             (o.point_cloud.clone(), query)
         };
-        self.take_mapping_pose(&CancellationToken::new()).await;
+        let look = {
+            let mut st = self.state.lock().await;
+            st.looks += 1;
+            st.looks - 1
+        };
+        // from the next mapping pose: another look, not the same one again
+        self.take_pose(self.mapping_pose(look), &CancellationToken::new())
+            .await;
         let frame = self.frames.capture(camera).await.map_err(|e| {
             ServiceError::new(
                 FailureKind::Perception,

@@ -134,9 +134,9 @@ pub trait ObjectMapPort: Send + Sync {
     /// Rebuilds the map from the robot's cameras (SPEC §1.7). Every key is forgotten but
     /// `keep` (the held object), whose object stays as it was last seen.
     async fn rebuild(&self, keep: Option<&ObjectKey>) -> Result<MapSummary, ServiceError>;
-    /// Builds a local map from `camera`'s current frame, finds `key` again with its
-    /// query (the match nearest its old cloud) and replaces its cloud and crops.
-    /// `Ok(None)`: not found.
+    /// Takes the next mapping arm pose, builds a local map from `camera`'s frame, finds
+    /// `key` again with its query (the match nearest its old cloud) and replaces its
+    /// cloud and crops: a fresh look at one object. `Ok(None)`: not found.
     async fn relocalize(
         &self,
         key: &ObjectKey,

@@ -177,7 +177,16 @@ impl SimSystem {
                 .clone()
                 .map(|n| n as Arc<dyn crate::ports::NavigationPort>),
         )
-        .with_journal(journal.clone());
+        .with_journal(journal.clone())
+        .with_look_camera(
+            cfg.config
+                .object_map_node
+                .mapping
+                .cameras
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "wrist".into()),
+        );
         let mut agent = Agent::from_config(&cfg.config, Arc::new(backend))?;
         if let Some(s) = state_sink {
             agent = agent.with_state_sink(s);

@@ -504,12 +504,13 @@ pub struct MappingConfig {
     /// robot stands. Default empty.
     #[garde(custom(finite_poses))]
     pub survey: Vec<[f32; 3]>,
-    /// Named arm configuration (SRDF group state) taken before capturing, so the arm is
-    /// out of the way and
-    /// where the cameras see the workspace (re-detection takes it too); empty: the arm
-    /// stays where it is. Default `home`.
-    #[garde(skip)]
-    pub arm_pose: String,
+    /// Named arm configurations (SRDF group states) taken before capturing, so the arm
+    /// is out of the way and the cameras see the workspace: the first for the first
+    /// build, the next for each rebuild (a look from another viewpoint after a failure),
+    /// cycling. Re-detection takes the current one. Empty: the arm stays where it is.
+    /// Default `[home, look]`.
+    #[garde(inner(length(min = 1)))]
+    pub arm_poses: Vec<String>,
     /// Build the map when the node starts; off: on the first retrieval. Default on.
     #[garde(skip)]
     pub build_on_start: bool,
@@ -520,7 +521,7 @@ impl Default for MappingConfig {
         Self {
             cameras: vec!["wrist".into()],
             survey: Vec::new(),
-            arm_pose: "home".into(),
+            arm_poses: vec!["home".into(), "look".into()],
             build_on_start: true,
         }
     }
