@@ -56,7 +56,9 @@ fn row(r: &EpisodeResult) -> String {
         r.counts.skill_calls,
         r.counts.verifier_rejections,
         r.wall.total_ms / 1e3,
-        r.failure.as_ref().map_or("-".to_owned(), |c| c.class.to_string()),
+        r.failure
+            .as_ref()
+            .map_or("-".to_owned(), |c| c.class.to_string()),
     )
 }
 
@@ -95,8 +97,10 @@ impl Bars {
 
 impl Progress for Bars {
     fn started(&self, spec: &EpisodeSpec, _index: usize, _total: usize) {
-        self.bar
-            .set_message(format!("{} (run {}, seed {})", spec.scenario, spec.run, spec.seed));
+        self.bar.set_message(format!(
+            "{} (run {}, seed {})",
+            spec.scenario, spec.run, spec.seed
+        ));
     }
 
     fn finished(&self, result: &EpisodeResult, _index: usize, _total: usize) {

@@ -196,7 +196,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         // these print their own trace; the log keeps to warnings unless RUST_LOG says more
-        Command::Run(_) | Command::Eval(_) => asp_runtime::init_tracing_with("warn"),
+        Command::Run(_) => asp_runtime::init_tracing_with("warn"),
+        // an episode's failures are in its row and trace; warnings would break the table
+        Command::Eval(_) => asp_runtime::init_tracing_with("error"),
         _ => asp_runtime::init_tracing(),
     }
     match cli.command {

@@ -189,7 +189,11 @@ pub fn run(cfg: &LoadedConfig, opts: &RunOptions) -> ExitCode {
         };
         // the report's start frames come from a twin in the same initial state, so
         // rendering them does not change what the system sees
-        let twin = match opts.report.as_ref().map(|_| asp_system::system::simulation(&cfg, opts.seed)) {
+        let twin = match opts
+            .report
+            .as_ref()
+            .map(|_| asp_system::system::simulation(&cfg, opts.seed))
+        {
             Some(Err(e)) => {
                 eprintln!("cannot start the simulator: {e}");
                 return ExitCode::FAILURE;

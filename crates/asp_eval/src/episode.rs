@@ -324,9 +324,14 @@ pub fn strip_wall_clock(value: &mut serde_json::Value) {
     }
 }
 
-/// The trace as JSON without wall-clock values: equal for equal runs.
+/// The trace as JSON without wall-clock values: equal for equal runs. It goes through
+/// JSON text, as a results file does, so a fresh trace compares equal to a recorded one
+/// (single-precision numbers are written in their shortest form, non-finite ones as null).
 pub fn comparable_trace(trace: &Trace) -> serde_json::Value {
-    let mut v = serde_json::to_value(trace).unwrap_or(serde_json::Value::Null);
+    let mut v = serde_json::to_string(trace)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or(serde_json::Value::Null);
     strip_wall_clock(&mut v);
     v
 }
@@ -356,8 +361,7 @@ pub fn first_difference(a: &serde_json::Value, b: &serde_json::Value) -> Option<
                         return Some(d);
                     }
                 }
-                (x.len() != y.len())
-                    .then(|| format!("{path}: {} vs {} elements", x.len(), y.len()))
+                (x.len() != y.len()).then(|| format!("{path}: {} vs {} elements", x.len(), y.len()))
             }
             _ => (a != b).then(|| {
                 let short = |v: &serde_json::Value| {
@@ -373,4 +377,175 @@ pub fn first_difference(a: &serde_json::Value, b: &serde_json::Value) -> Option<
         }
     }
     walk(a, b, "")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use asp_agent::{AgentKind, GoalError, GoalErrorCode, Guard, Verdict};
+    use asp_core::{Failure, State, ToolOutput, ToolValue};
+
+    fn finished(index: u32, output: ToolOutput, guard: Option<Guard>) -> AgentEvent {
+        AgentEvent::ToolFinished {
+            goal_id: "g".into(),
+            index,
+            call_id: format!("c{index}"),
+            tool: "interact".into(),
+            output,
+            guard,
+            verdicts: Vec::new(),
+            duration_ms: 3.0,
+            state: State::default(),
+        }
+    }
+
+    fn fail(index: u32, kind: FailureKind) -> AgentEvent {
+        finished(
+            index,
+            ToolOutput::fail(
+                State::default(),
+                Failure::new(kind),
+                format!("{kind:?} went wrong"),
+            ),
+            None,
+        )
+    }
+
+    fn ok(index: u32) -> AgentEvent {
+        finished(index, ToolOutput::ok(ToolValue::Bool(true), "fine"), None)
+    }
+
+    fn trace(status: GoalStatus, events: Vec<AgentEvent>) -> Trace {
+        Trace {
+            report: GoalReport {
+                goal_id: "g".into(),
+                goal: "do it".into(),
+                agent: AgentKind::Offline,
+                status,
+                summary: String::new(),
+                plan: None,
+                final_state: State::default(),
+                tool_calls: events.len() as u32,
+                usage: Default::default(),
+                duration_ms: 10.0,
+                model_wait_ms: 0.0,
+                model_http_ms: 0.0,
+                backend_ms: 5.0,
+                events,
+            },
+            journal: Vec::new(),
+        }
+    }
+
+    fn failed() -> GoalStatus {
+        GoalStatus::Failed {
+            error: GoalError {
+                code: GoalErrorCode::SubtaskFailed,
+                message: "a subtask failed".into(),
+            },
+        }
+    }
+
+    #[test]
+    fn the_last_failed_backend_call_decides_the_class() {
+        let cases = [
+            (FailureKind::Perception, FailureClass::Perception),
+            (FailureKind::UnknownObject, FailureClass::Perception),
+            (FailureKind::Grounding, FailureClass::Grounding),
+            (FailureKind::Planning, FailureClass::Planning),
+            (FailureKind::Execution, FailureClass::Planning),
+            // an outcome check that failed after the motion ran (no rejected commit)
+            (FailureKind::Verification, FailureClass::Planning),
+            (FailureKind::Navigation, FailureClass::Navigation),
+            (FailureKind::Internal, FailureClass::Agent),
+        ];
+        for (kind, class) in cases {
+            // an earlier, different failure and a later guard refusal do not decide
+            let t = trace(
+                failed(),
+                vec![
+                    fail(1, FailureKind::Perception),
+                    ok(2),
+                    fail(3, kind),
+                    finished(
+                        4,
+                        ToolOutput::fail(
+                            State::default(),
+                            Failure::new(FailureKind::UnknownObject),
+                            "not in the inventory",
+                        ),
+                        Some(Guard::UnknownObject),
+                    ),
+                ],
+            );
+            let c = classify(&t);
+            assert_eq!(c.class, class, "{kind:?}: {c:?}");
+            assert_eq!(c.call, Some(3));
+            assert!(c.reason.contains("went wrong"), "{}", c.reason);
+        }
+    }
+
+    #[test]
+    fn a_completed_goal_that_does_not_hold_and_a_goal_without_failed_calls_are_the_agents() {
+        let c = classify(&trace(
+            GoalStatus::Completed,
+            vec![fail(1, FailureKind::Navigation), ok(2)],
+        ));
+        assert_eq!((c.class, c.call), (FailureClass::Agent, None));
+        assert!(c.reason.contains("reported the goal done"), "{}", c.reason);
+        let c = classify(&trace(failed(), vec![ok(1)]));
+        assert_eq!((c.class, c.call), (FailureClass::Agent, None));
+        assert!(c.reason.contains("SubtaskFailed"), "{}", c.reason);
+    }
+
+    #[test]
+    fn counts_rejections_by_stage_and_guard_refusals() {
+        let mut t = trace(failed(), vec![ok(1)]);
+        let verdict = |stage: &str, passed| Verdict {
+            stage: stage.into(),
+            check: "?".into(),
+            passed,
+            score: None,
+            detail: String::new(),
+        };
+        if let AgentEvent::ToolFinished { verdicts, .. } = &mut t.report.events[0] {
+            *verdicts = vec![
+                verdict("grounding", false),
+                verdict("gate", false),
+                verdict("gate", true),
+                verdict("outcome", false),
+            ];
+        }
+        t.report.events.push(finished(
+            2,
+            ToolOutput::fail(
+                State::default(),
+                Failure::new(FailureKind::NotAllowed),
+                "no",
+            ),
+            Some(Guard::NotAllowed),
+        ));
+        let c = Counts::of(&t);
+        assert_eq!(c.verifier_rejections, 3);
+        assert_eq!(c.rejections_by_stage.get("gate"), Some(&1));
+        assert_eq!(c.rejections_by_stage.get("grounding"), Some(&1));
+        assert_eq!(c.rejections_by_stage.get("outcome"), Some(&1));
+        assert_eq!(c.guard_refusals, 1);
+        assert_eq!(c.skill_calls, 0);
+    }
+
+    #[test]
+    fn wall_clock_values_are_stripped_everywhere_and_differences_are_located() {
+        let a = trace(failed(), vec![fail(1, FailureKind::Grounding)]);
+        let mut b = a.clone();
+        b.report.duration_ms = 999.0;
+        if let AgentEvent::ToolFinished { duration_ms, .. } = &mut b.report.events[0] {
+            *duration_ms = 77.0;
+        }
+        assert_eq!(comparable_trace(&a), comparable_trace(&b));
+        assert!(!comparable_trace(&a).to_string().contains("duration_ms"));
+        b.report.summary = "changed".into();
+        let d = first_difference(&comparable_trace(&a), &comparable_trace(&b)).unwrap();
+        assert!(d.starts_with(".report.summary"), "{d}");
+    }
 }

@@ -86,14 +86,16 @@ pub fn mask_overlay(crop: &Crop, outline: [u8; 3]) -> RgbImage {
         for x in 0..w {
             let inside = same_size && crop.mask.get(x, y);
             let edge = inside
-                && [(-1i64, 0i64), (1, 0), (0, -1), (0, 1)].iter().any(|(dx, dy)| {
-                    let (nx, ny) = (i64::from(x) + dx, i64::from(y) + dy);
-                    nx < 0
-                        || ny < 0
-                        || nx >= i64::from(w)
-                        || ny >= i64::from(h)
-                        || !crop.mask.get(nx as u32, ny as u32)
-                });
+                && [(-1i64, 0i64), (1, 0), (0, -1), (0, 1)]
+                    .iter()
+                    .any(|(dx, dy)| {
+                        let (nx, ny) = (i64::from(x) + dx, i64::from(y) + dy);
+                        nx < 0
+                            || ny < 0
+                            || nx >= i64::from(w)
+                            || ny >= i64::from(h)
+                            || !crop.mask.get(nx as u32, ny as u32)
+                    });
             if let Some(p) = out.get_mut(x, y) {
                 if edge {
                     *p = outline;
@@ -120,10 +122,7 @@ pub fn project(
         .filter_map(|p| intrinsics.project(&(to_camera * p)))
         .map(|(u, v)| (u as f32, v as f32))
         .filter(|(u, v)| {
-            *u >= 0.0
-                && *v >= 0.0
-                && *u < intrinsics.width as f32
-                && *v < intrinsics.height as f32
+            *u >= 0.0 && *v >= 0.0 && *u < intrinsics.width as f32 && *v < intrinsics.height as f32
         })
         .collect()
 }

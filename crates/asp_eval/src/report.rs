@@ -22,7 +22,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::episode::{Classification, Counts, EpisodeResult, Trace, WallTimes};
 use crate::error::EvalError;
-use crate::image::{draw_bounds, draw_points, mask_overlay, palette, png_data_url, project, upscale};
+use crate::image::{
+    draw_bounds, draw_points, mask_overlay, palette, png_data_url, project, upscale,
+};
 use crate::runner::render_cameras;
 
 /// One partial-credit level of a scenario and whether it held at the end.
@@ -143,7 +145,10 @@ impl WorldSummary {
             let mut w = WorldSummary {
                 base_start: start_state.as_ref().map(|s| s.0),
                 base_end: Some(st.robot.base),
-                held: st.held().and_then(|i| st.world.objects.get(i)).map(|o| o.name.clone()),
+                held: st
+                    .held()
+                    .and_then(|i| st.world.objects.get(i))
+                    .map(|o| o.name.clone()),
                 sim_time_s: st.time,
                 ..WorldSummary::default()
             };
@@ -235,9 +240,14 @@ impl EpisodeView {
         objects.sort_by_key(|o| (o.key.is_none(), o.id.0));
 
         let mut affordances = Vec::new();
-        let mut start_overlay = start_frames_full
-            .first()
-            .map(|(name, f)| (name.clone(), f.rgb.clone(), f.camera_pose.clone(), f.intrinsics));
+        let mut start_overlay = start_frames_full.first().map(|(name, f)| {
+            (
+                name.clone(),
+                f.rgb.clone(),
+                f.camera_pose.clone(),
+                f.intrinsics,
+            )
+        });
         for e in &trace.journal {
             let JournalEntry::Affordances {
                 call_index,
@@ -248,10 +258,7 @@ impl EpisodeView {
             else {
                 continue;
             };
-            let map_object = map
-                .keys
-                .get(object)
-                .and_then(|id| map.map.get(*id));
+            let map_object = map.keys.get(object).and_then(|id| map.map.get(*id));
             for a in &report.affordances {
                 let color = if a.committed { COMMITTED } else { UNCOMMITTED };
                 let points = a.affordance.point_cloud.points();
@@ -265,8 +272,10 @@ impl EpisodeView {
                     let px = project(points, &crop.camera_pose, &crop.intrinsics);
                     let f = upscale(&img, 128, 4).width() / img.width().max(1);
                     img = upscale(&img, 128, 4);
-                    let scaled: Vec<(f32, f32)> =
-                        px.iter().map(|(u, v)| (u * f as f32, v * f as f32)).collect();
+                    let scaled: Vec<(f32, f32)> = px
+                        .iter()
+                        .map(|(u, v)| (u * f as f32, v * f as f32))
+                        .collect();
                     draw_points(&mut img, &scaled, color, i64::from(f.max(1)));
                     Some(img)
                 });
@@ -294,7 +303,10 @@ impl EpisodeView {
                 .into_iter()
                 .map(|(n, f)| (n, f.rgb))
                 .collect(),
-            end_frames: end_frames_full.into_iter().map(|(n, f)| (n, f.rgb)).collect(),
+            end_frames: end_frames_full
+                .into_iter()
+                .map(|(n, f)| (n, f.rgb))
+                .collect(),
             affordances_in_start: start_overlay
                 .filter(|_| !affordances.is_empty())
                 .map(|(n, img, _, _)| (n, img)),
@@ -362,11 +374,31 @@ li.verdict.pass::marker{content:"✔ ";color:#1f9d55}li.verdict.fail::marker{con
 pre{background:#f3f4f6;padding:6px;border-radius:4px;white-space:pre-wrap;margin:4px 0}
 "#;
 
+/// `html` without its tags, for alt text.
+fn plain(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => in_tag = false,
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
+}
+
 fn img_tag(img: &RgbImage, alt: &str, max_width: u32) -> Result<String, EvalError> {
+    let alt = plain(alt);
     Ok(format!(
         r#"<img src="{}" alt="{}" width="{}" height="{}" style="max-width:{}px">"#,
         png_data_url(img)?,
-        esc(alt),
+        esc(&alt),
         img.width(),
         img.height(),
         max_width
@@ -464,7 +496,11 @@ fn journal_html(journal: &[JournalEntry], index: u32) -> String {
                         a.affordance.part,
                         a.affordance.skill,
                         a.summary.v,
-                        if a.committed { " committed" } else { " not committed" }
+                        if a.committed {
+                            " committed"
+                        } else {
+                            " not committed"
+                        }
                     ))
                     .collect::<Vec<_>>()
                     .join(", ")
@@ -483,7 +519,11 @@ fn journal_html(journal: &[JournalEntry], index: u32) -> String {
                     .as_ref()
                     .map(|a| format!(", part {:?}", a.part))
                     .unwrap_or_default(),
-                if reply.succeeded { "succeeded" } else { "failed" },
+                if reply.succeeded {
+                    "succeeded"
+                } else {
+                    "failed"
+                },
                 reply
                     .report
                     .commit
@@ -519,7 +559,11 @@ fn journal_html(journal: &[JournalEntry], index: u32) -> String {
                 "go_to {} for {:?}: {}{}{}",
                 goal.key,
                 goal.action,
-                if reply.arrived { "arrived" } else { "did not arrive" },
+                if reply.arrived {
+                    "arrived"
+                } else {
+                    "did not arrive"
+                },
                 reply
                     .final_pose
                     .as_ref()
@@ -601,7 +645,11 @@ pub fn render_html(view: &EpisodeView) -> Result<String, EvalError> {
         h,
         "<tr><th>agent's end</th><td>{}</td></tr><tr><th>verified by the verifier</th><td>{}</td></tr><tr><th>summary</th><td>{}</td></tr>",
         esc(&status_text),
-        if asp_system::verified_success(report) { "yes" } else { "no" },
+        if asp_system::verified_success(report) {
+            "yes"
+        } else {
+            "no"
+        },
         esc(&report.summary)
     );
     let counts = view
@@ -654,7 +702,11 @@ pub fn render_html(view: &EpisodeView) -> Result<String, EvalError> {
     h.push_str(r#"<section class="card" id="frames"><h2>Camera frames</h2><div class="grid">"#);
     for (phase, frames) in [("start", &view.start_frames), ("end", &view.end_frames)] {
         for (camera, img) in frames.iter() {
-            h.push_str(&figure(img, &format!("{camera} camera at the {phase}"), 480)?);
+            h.push_str(&figure(
+                img,
+                &format!("{camera} camera at the {phase}"),
+                480,
+            )?);
         }
     }
     h.push_str("</div></section>");
@@ -664,9 +716,13 @@ pub fn render_html(view: &EpisodeView) -> Result<String, EvalError> {
     if view.affordances.is_empty() {
         h.push_str("<p class=\"muted\">No affordance was detected in this episode.</p>");
     } else {
-        h.push_str("<p class=\"muted\">Affordance points projected into the object's view they were found in (green: committed by the verifier, orange: not committed), and all of them into the start frame.</p><div class=\"grid\">");
+        h.push_str("<p class=\"muted\">Affordance points projected into the object's view they were found in (green: committed by the verifier, orange: not committed), and all of them into the start frame (a box marks each, also where the arm hides it).</p><div class=\"grid\">");
         if let Some((camera, img)) = &view.affordances_in_start {
-            h.push_str(&figure(img, &format!("all affordances in the {camera} camera at the start"), 480)?);
+            h.push_str(&figure(
+                img,
+                &format!("all affordances in the {camera} camera at the start"),
+                480,
+            )?);
         }
         for a in &view.affordances {
             let caption = format!(
@@ -677,13 +733,20 @@ pub fn render_html(view: &EpisodeView) -> Result<String, EvalError> {
                 esc(&a.skill),
                 a.points,
                 a.v,
-                if a.committed { "committed" } else { "not committed" },
+                if a.committed {
+                    "committed"
+                } else {
+                    "not committed"
+                },
                 esc(&a.action)
             );
             match &a.image {
                 Some(img) => h.push_str(&figure(img, &caption, 320)?),
                 None => {
-                    let _ = write!(h, "<figure><figcaption>{caption} (the object is no longer in the map)</figcaption></figure>");
+                    let _ = write!(
+                        h,
+                        "<figure><figcaption>{caption} (the object is no longer in the map)</figcaption></figure>"
+                    );
                 }
             }
         }
@@ -702,7 +765,10 @@ pub fn render_html(view: &EpisodeView) -> Result<String, EvalError> {
             "{} — object {}, {} points, {} observations, {} crops",
             o.key
                 .as_ref()
-                .map_or("(not retrieved)".to_owned(), |k| format!("<b>{}</b>", esc(k.as_str()))),
+                .map_or("(not retrieved)".to_owned(), |k| format!(
+                    "<b>{}</b>",
+                    esc(k.as_str())
+                )),
             o.id,
             o.points,
             o.observations,
@@ -711,7 +777,10 @@ pub fn render_html(view: &EpisodeView) -> Result<String, EvalError> {
         match &o.image {
             Some(img) => h.push_str(&figure(img, &caption, 240)?),
             None => {
-                let _ = write!(h, "<figure><figcaption>{caption} (no crop)</figcaption></figure>");
+                let _ = write!(
+                    h,
+                    "<figure><figcaption>{caption} (no crop)</figcaption></figure>"
+                );
             }
         }
     }
@@ -723,7 +792,11 @@ pub fn render_html(view: &EpisodeView) -> Result<String, EvalError> {
     for e in &report.events {
         match e {
             AgentEvent::Planned { plan, .. } => {
-                let _ = write!(h, "<div><b>plan</b><pre>{}</pre></div>", esc(&plan.numbered()));
+                let _ = write!(
+                    h,
+                    "<div><b>plan</b><pre>{}</pre></div>",
+                    esc(&plan.numbered())
+                );
             }
             AgentEvent::ModelReply {
                 turn,
@@ -776,7 +849,11 @@ pub fn render_html(view: &EpisodeView) -> Result<String, EvalError> {
                 let _ = write!(
                     h,
                     r#"<section class="call {}" id="call-{index}" data-index="{index}" data-tool="{}"><div class="head">[{index}] <b>{}</b>({}) — {} <span class="muted">({duration_ms:.0} ms)</span></div><div>{}</div>"#,
-                    if output.success { "succeeded" } else { "failed" },
+                    if output.success {
+                        "succeeded"
+                    } else {
+                        "failed"
+                    },
                     esc(tool),
                     esc(tool),
                     esc(&args),
@@ -788,7 +865,10 @@ pub fn render_html(view: &EpisodeView) -> Result<String, EvalError> {
                     esc(&output.feedback_msg)
                 );
                 if let Some(g) = guard {
-                    let _ = write!(h, "<div class=\"detail\">refused by the guard: {g:?} (the robot never saw this call)</div>");
+                    let _ = write!(
+                        h,
+                        "<div class=\"detail\">refused by the guard: {g:?} (the robot never saw this call)</div>"
+                    );
                 }
                 h.push_str(&journal_html(&view.trace.journal, *index));
                 if !verdicts.is_empty() {
@@ -814,7 +894,11 @@ pub fn render_html(view: &EpisodeView) -> Result<String, EvalError> {
                 );
             }
             AgentEvent::Remap { phase, reason, .. } => {
-                let _ = write!(h, "<div class=\"detail\">remap ({phase:?}): {}</div>", esc(reason));
+                let _ = write!(
+                    h,
+                    "<div class=\"detail\">remap ({phase:?}): {}</div>",
+                    esc(reason)
+                );
             }
             AgentEvent::GoalStarted { .. } | AgentEvent::GoalFinished { .. } => {}
         }
@@ -830,7 +914,8 @@ pub fn render_html(view: &EpisodeView) -> Result<String, EvalError> {
         s.held_object
             .as_ref()
             .map_or("nothing".to_owned(), |k| esc(k.as_str())),
-        esc(&s.inventory
+        esc(&s
+            .inventory
             .iter()
             .map(ToString::to_string)
             .collect::<Vec<_>>()
@@ -858,17 +943,24 @@ pub fn render_html(view: &EpisodeView) -> Result<String, EvalError> {
     let _ = write!(
         h,
         "<tr><th>objects moved</th><td>{}</td></tr><tr><th>joints moved</th><td>{}</td></tr><tr><th>parts pressed</th><td>{}</td></tr><tr><th>typed</th><td>{}</td></tr>",
-        list(w.moved.iter().map(|(n, d)| format!("{n} by {:.2} m", d)).collect()),
-        list(w
-            .links
-            .iter()
-            .map(|(o, l, a, b)| format!("{o}.{l} {a:.2} → {b:.2}"))
-            .collect()),
-        list(w
-            .pressed
-            .iter()
-            .map(|(o, p, n)| format!("{o}.{p} ×{n}"))
-            .collect()),
+        list(
+            w.moved
+                .iter()
+                .map(|(n, d)| format!("{n} by {:.2} m", d))
+                .collect()
+        ),
+        list(
+            w.links
+                .iter()
+                .map(|(o, l, a, b)| format!("{o}.{l} {a:.2} → {b:.2}"))
+                .collect()
+        ),
+        list(
+            w.pressed
+                .iter()
+                .map(|(o, p, n)| format!("{o}.{p} ×{n}"))
+                .collect()
+        ),
         list(w.typed.iter().map(|(o, t)| format!("{o}: {t:?}")).collect())
     );
     h.push_str("</table>");

@@ -17,11 +17,11 @@ use asp_system::ports::{MapSnapshot, ObjectMapPort};
 use asp_system::{JournalEntry, SimSystem, SystemOptions, verified_success};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use tracing::{info, info_span, Instrument};
+use tracing::{Instrument, info, info_span};
 
 use crate::episode::{
-    Counts, EpisodeResult, EpisodeSpec, FailureClass, Trace, WallTimes, classify,
-    comparable_trace, first_difference,
+    Counts, EpisodeResult, EpisodeSpec, FailureClass, Trace, WallTimes, classify, comparable_trace,
+    first_difference,
 };
 use crate::error::EvalError;
 use crate::report::{EpisodeView, Judgement};
@@ -182,7 +182,8 @@ impl Summary {
                 }
             };
             let s = &mut per_scenario[i];
-            s.mean_progress = (s.mean_progress * f64::from(s.runs) + e.progress) / f64::from(s.runs + 1);
+            s.mean_progress =
+                (s.mean_progress * f64::from(s.runs) + e.progress) / f64::from(s.runs + 1);
             s.runs += 1;
             s.successes += u32::from(e.success);
         }
@@ -267,14 +268,15 @@ pub async fn run_episode(
     } else {
         None
     };
-    let system = launcher
-        .launch(cfg, sim.clone())
-        .await
-        .map_err(start_err)?;
+    let system = launcher.launch(cfg, sim.clone()).await.map_err(start_err)?;
     let setup_ms = started.elapsed().as_secs_f64() * 1e3;
     let goal_started = Instant::now();
     let report = system
-        .run_goal(&spec.goal_id(), &scenario.spec.goal, CancellationToken::new())
+        .run_goal(
+            &spec.goal_id(),
+            &scenario.spec.goal,
+            CancellationToken::new(),
+        )
         .await;
     let goal_ms = goal_started.elapsed().as_secs_f64() * 1e3;
     let success = sim.holds(&scenario.spec.success);
@@ -326,7 +328,13 @@ pub fn report_file_name(spec: &EpisodeSpec) -> String {
     let safe: String = spec
         .scenario
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     format!("{safe}_run{}.html", spec.run)
 }
@@ -454,11 +462,15 @@ pub fn recorded_episodes(file: &Path) -> Result<Vec<Recorded>, EvalError> {
 
 /// Runs a recorded episode again from its spec (scenario file, seed, configuration
 /// folder and overrides).
-pub async fn replay(spec: &EpisodeSpec, launcher: &dyn Launcher) -> Result<EpisodeResult, EvalError> {
-    let cfg = load_config(&spec.config_dir, &spec.overrides).map_err(|source| EvalError::Config {
-        context: format!("replay of {} run {}", spec.scenario, spec.run),
-        source,
-    })?;
+pub async fn replay(
+    spec: &EpisodeSpec,
+    launcher: &dyn Launcher,
+) -> Result<EpisodeResult, EvalError> {
+    let cfg =
+        load_config(&spec.config_dir, &spec.overrides).map_err(|source| EvalError::Config {
+            context: format!("replay of {} run {}", spec.scenario, spec.run),
+            source,
+        })?;
     let scenario = Scenario::load(&spec.scenario_file)?;
     let (result, _) = run_episode(spec, &cfg, &scenario, launcher, false).await?;
     Ok(result)
@@ -471,9 +483,8 @@ pub async fn replay_difference(
     launcher: &dyn Launcher,
 ) -> Result<Option<String>, EvalError> {
     let fresh = replay(&recorded.spec, launcher).await?;
-    // through the same JSON text as the recording, so non-finite numbers compare alike
-    let fresh = comparable_trace(&fresh.trace);
-    let fresh: serde_json::Value = serde_json::from_str(&fresh.to_string())
-        .map_err(|e| EvalError::Report(format!("trace JSON: {e}")))?;
-    Ok(first_difference(&recorded.trace, &fresh))
+    Ok(first_difference(
+        &recorded.trace,
+        &comparable_trace(&fresh.trace),
+    ))
 }

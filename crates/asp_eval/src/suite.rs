@@ -71,7 +71,9 @@ pub fn resolve(arg: &str, config_dir: &Path) -> Result<PathBuf, EvalError> {
     let as_path = Path::new(arg);
     let looks_like_path = arg.contains(std::path::MAIN_SEPARATOR)
         || arg.contains('/')
-        || as_path.extension().is_some_and(|x| x == "yaml" || x == "yml");
+        || as_path
+            .extension()
+            .is_some_and(|x| x == "yaml" || x == "yml");
     if as_path.is_file() || looks_like_path {
         return Ok(as_path.to_path_buf());
     }
@@ -195,7 +197,8 @@ impl Suite {
                     format!("no scenario file {}", path.display()),
                 ));
             }
-            let sc = Scenario::load(&path).map_err(|e| EvalError::suite(file, &at, e.to_string()))?;
+            let sc =
+                Scenario::load(&path).map_err(|e| EvalError::suite(file, &at, e.to_string()))?;
             if scenarios
                 .iter()
                 .any(|s: &Scenario| s.spec.name == sc.spec.name)
