@@ -31,7 +31,7 @@ pub enum EvalError {
     Config {
         context: String,
         #[source]
-        source: asp_config::ConfigError,
+        source: Box<asp_config::ConfigError>,
     },
     /// The system under test could not be started for an episode.
     #[error("scenario {scenario} (run {run}): cannot start the system: {message}")]

@@ -120,7 +120,6 @@ pub fn project(
     points
         .iter()
         .filter_map(|p| intrinsics.project(&(to_camera * p)))
-        .map(|(u, v)| (u as f32, v as f32))
         .filter(|(u, v)| {
             *u >= 0.0 && *v >= 0.0 && *u < intrinsics.width as f32 && *v < intrinsics.height as f32
         })

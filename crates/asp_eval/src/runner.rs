@@ -469,7 +469,7 @@ pub async fn replay(
     let cfg =
         load_config(&spec.config_dir, &spec.overrides).map_err(|source| EvalError::Config {
             context: format!("replay of {} run {}", spec.scenario, spec.run),
-            source,
+            source: Box::new(source),
         })?;
     let scenario = Scenario::load(&spec.scenario_file)?;
     let (result, _) = run_episode(spec, &cfg, &scenario, launcher, false).await?;

@@ -248,7 +248,7 @@ impl Suite {
     pub fn config(&self, config_dir: &Path, extra: &[String]) -> Result<LoadedConfig, EvalError> {
         load_config(config_dir, &self.all_overrides(extra)).map_err(|source| EvalError::Config {
             context: format!("suite {} ({})", self.spec.name, self.file.display()),
-            source,
+            source: Box::new(source),
         })
     }
 
