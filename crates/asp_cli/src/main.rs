@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use asp_config::LoadedConfig;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod eval;
 mod run;
 mod tools;
 
@@ -110,7 +111,7 @@ struct LaunchArgs {
 
 #[derive(Debug, Args)]
 struct EvalArgs {
-    /// Suite name (tabletop, mobile) or a scenario file
+    /// Suite name (tabletop, mobile: config/suites/NAME.yaml), a suite file or a scenario file
     #[arg(long)]
     suite: String,
     #[arg(long, value_enum)]
@@ -123,6 +124,9 @@ struct EvalArgs {
     /// Write the results as JSON here
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Write one self-contained HTML report per episode into this folder
+    #[arg(long, value_name = "DIR")]
+    report_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -192,15 +196,13 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         // these print their own trace; the log keeps to warnings unless RUST_LOG says more
-        Command::Run(_) | Command::Eval(_) => asp_runtime::init_tracing_with("warn"),
+        Command::Run(_) => asp_runtime::init_tracing_with("warn"),
+        // an episode's failures are in its row and trace; warnings would break the table
+        Command::Eval(_) => asp_runtime::init_tracing_with("error"),
         _ => asp_runtime::init_tracing(),
     }
     match cli.command {
         Command::Config(args) => config(&cli.global, &args),
-        Command::Run(args) if args.report.is_some() => not_built(
-            "run --report",
-            "issue #9 (episode reports); run without --report",
-        ),
         Command::Run(args) => with_config(&cli.global, |cfg| {
             run::run(
                 cfg,
@@ -209,11 +211,23 @@ fn main() -> ExitCode {
                     world: args.world.clone(),
                     llm: args.llm.map(LlmChoice::backend),
                     seed: args.seed,
+                    report: args.report.clone(),
                 },
             )
         }),
         Command::Launch(_) => not_built("launch", "issue #4 (the ROS 2 layer and node graph)"),
-        Command::Eval(_) => not_built("eval", "issue #9 (end-to-end evaluation)"),
+        Command::Eval(args) => eval::eval(
+            &asp_runtime::find_config_dir(cli.global.config_dir.as_deref()),
+            &cli.global.overrides,
+            &eval::EvalOptions {
+                suite: args.suite.clone(),
+                llm: args.llm.map(LlmChoice::backend),
+                runs: args.runs,
+                seed: args.seed,
+                json: args.json.clone(),
+                report_dir: args.report_dir.clone(),
+            },
+        ),
         Command::Bench(args) => bench(&cli.global, &args),
         Command::Map(args) => with_config(&cli.global, |cfg| match &args.bag {
             Some(bag) => tools::map_from_bag(cfg, bag),

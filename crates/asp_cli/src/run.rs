@@ -1,5 +1,6 @@
 //! `asp run "<goal>"`: one goal end to end on the embedded simulator, with the tool-call
-//! trace, the verifier's verdicts and the final state printed as they happen.
+//! trace, the verifier's verdicts and the final state printed as they happen; with
+//! `--report FILE`, a self-contained HTML episode report as well.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -10,7 +11,7 @@ use asp_agent::{AgentEvent, EventSink, GoalReport, GoalStatus};
 use asp_config::LoadedConfig;
 use asp_config::sections::agent::LlmBackend;
 use asp_core::robot::CancellationToken;
-use asp_system::{SimSystem, SystemOptions, verified_success};
+use asp_system::{ObjectMapPort, SimSystem, SystemOptions, verified_success};
 
 /// What `asp run` was asked.
 #[derive(Debug, Clone)]
@@ -19,6 +20,8 @@ pub struct RunOptions {
     pub world: Option<PathBuf>,
     pub llm: Option<LlmBackend>,
     pub seed: Option<u64>,
+    /// Write a self-contained HTML episode report here.
+    pub report: Option<PathBuf>,
 }
 
 /// Exit status when the goal was not achieved (or not verified).
@@ -184,6 +187,20 @@ pub fn run(cfg: &LoadedConfig, opts: &RunOptions) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
+        // the report's start frames come from a twin in the same initial state, so
+        // rendering them does not change what the system sees
+        let twin = match opts
+            .report
+            .as_ref()
+            .map(|_| asp_system::system::simulation(&cfg, opts.seed))
+        {
+            Some(Err(e)) => {
+                eprintln!("cannot start the simulator: {e}");
+                return ExitCode::FAILURE;
+            }
+            Some(Ok(t)) => Some(t),
+            None => None,
+        };
         let printer: Arc<dyn EventSink> = Arc::new(TracePrinter);
         let system =
             match SimSystem::start(&cfg, sim, &SystemOptions::default(), None, Some(printer)).await
@@ -205,6 +222,28 @@ pub fn run(cfg: &LoadedConfig, opts: &RunOptions) -> ExitCode {
         let report = system.agent.run_goal("run_1", &opts.goal, cancel).await;
         let verified = verified_success(&report);
         print_end(&report, verified);
+        if let Some(path) = &opts.report {
+            let trace = asp_eval::Trace {
+                report: report.clone(),
+                journal: system.journal.entries(),
+            };
+            let view = asp_eval::EpisodeView::capture(
+                format!("asp run \"{}\"", opts.goal),
+                twin.as_ref(),
+                &system.sim,
+                system.map.snapshot().await,
+                &trace,
+                None,
+            )
+            .await;
+            match asp_eval::write_report(path, &view) {
+                Ok(()) => println!("report: {}", path.display()),
+                Err(e) => {
+                    eprintln!("cannot write the report: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
         match report.status {
             GoalStatus::Cancelled => ExitCode::from(EXIT_CANCELLED),
             GoalStatus::Completed if verified => ExitCode::SUCCESS,

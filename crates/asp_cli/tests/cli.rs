@@ -135,3 +135,148 @@ fn run_of_an_impossible_goal_fails_with_status_one() {
     assert!(out.contains("result: FAILED"), "{out}");
     assert!(out.contains("final state: held nothing"), "{out}");
 }
+
+fn scenario_path(rel: &str) -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../config/scenarios")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn eval_runs_a_small_suite_prints_a_row_per_episode_and_writes_json_and_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("small.yaml");
+    std::fs::write(
+        &suite,
+        format!(
+            "name: small\ndescription: one quick scenario\nscenarios:\n  - {}\nparameters:\n  agent_node.limits.max_tool_calls: 12\n",
+            scenario_path("tabletop/mug_by_handle.yaml")
+        ),
+    )
+    .unwrap();
+    let json = dir.path().join("results.json");
+    let reports = dir.path().join("reports");
+    let data = format!("common.paths.data_dir={}", dir.path().display());
+    let (code, out, err) = asp(&[
+        "eval",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--runs",
+        "2",
+        "--seed",
+        "7",
+        "--llm",
+        "offline",
+        "--json",
+        json.to_str().unwrap(),
+        "--report-dir",
+        reports.to_str().unwrap(),
+        "--set",
+        &data,
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains("success progress tools llm tokens skills rejects"),
+        "{out}"
+    );
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("mug_by_handle "))
+        .collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let episodes = results["episodes"].as_array().unwrap();
+    assert_eq!(episodes.len(), 2);
+    assert_eq!(episodes[1]["spec"]["seed"], 8);
+    // the suite's parameter reached the episodes, and so did --llm
+    let overrides = episodes[0]["spec"]["overrides"].to_string();
+    assert!(
+        overrides.contains("agent_node.limits.max_tool_calls=12"),
+        "{overrides}"
+    );
+    assert!(
+        overrides.contains("agent_node.llm.backend=offline"),
+        "{overrides}"
+    );
+    // each row says what its episode's JSON says
+    for (row, e) in rows.iter().zip(episodes) {
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        let success = if e["success"].as_bool().unwrap() {
+            "yes"
+        } else {
+            "no"
+        };
+        assert_eq!(cols[2], success, "{row}");
+        assert_eq!(cols[4], e["counts"]["tool_calls"].to_string(), "{row}");
+        assert_eq!(cols[7], e["counts"]["skill_calls"].to_string(), "{row}");
+    }
+    let n = episodes.iter().filter(|e| e["success"] == true).count();
+    assert!(out.contains(&format!("success: {n}/2")), "{out}");
+    for run in 0..2 {
+        let html =
+            std::fs::read_to_string(reports.join(format!("mug_by_handle_run{run}.html"))).unwrap();
+        assert!(html.contains("data-tool=\"object_retrieval\""));
+    }
+}
+
+#[test]
+fn eval_of_an_unknown_suite_names_it_and_the_known_ones() {
+    let (code, out, err) = asp(&["eval", "--suite", "tabeltop"]);
+    assert_eq!(code, 64, "{out}\n{err}");
+    assert!(
+        err.contains("tabeltop") && err.contains("mobile, tabletop"),
+        "{err}"
+    );
+}
+
+#[test]
+fn eval_of_a_malformed_suite_names_the_file_and_the_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("broken.yaml");
+    std::fs::write(
+        &suite,
+        format!(
+            "name: broken\nscenarios:\n  - {}\n  - no/such/scenario.yaml\n",
+            scenario_path("tabletop/mug_by_handle.yaml")
+        ),
+    )
+    .unwrap();
+    let (code, out, err) = asp(&["eval", "--suite", suite.to_str().unwrap()]);
+    assert_eq!(code, 78, "{out}\n{err}");
+    assert!(
+        err.contains("broken.yaml") && err.contains("scenarios[1] (no/such/scenario.yaml)"),
+        "{err}"
+    );
+    assert!(out.is_empty(), "nothing ran: {out}");
+}
+
+#[test]
+fn run_with_report_writes_a_self_contained_html_episode_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = format!("common.paths.data_dir={}", dir.path().display());
+    let report = dir.path().join("out/mug.html");
+    let (code, out, err) = asp(&[
+        "run",
+        "pick up the mug",
+        "--report",
+        report.to_str().unwrap(),
+        "--set",
+        &data,
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains(&format!("report: {}", report.display())),
+        "{out}"
+    );
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("data-tool=\"object_retrieval\""));
+    assert!(html.contains("class=\"verdict pass\" data-stage=\"outcome\""));
+    assert!(html.contains("data:image/png;base64,"));
+    assert!(
+        !html.contains("src=\"http"),
+        "nothing is fetched from elsewhere"
+    );
+}

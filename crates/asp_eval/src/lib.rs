@@ -1,0 +1,35 @@
+//! End-to-end evaluation of the ASP system (issue 9).
+//!
+//! - [`suite`]: suite files (`config/suites/*.yaml`): scenario files and parameter
+//!   overrides for every scenario of the suite.
+//! - [`runner`]: suite × runs × seed; every episode is a fresh simulation of its scenario
+//!   and a freshly started system ([`runner::Launcher`]; [`runner::InProcess`] wires the
+//!   nodes' logic in this process), judged by the scenario's success predicate and
+//!   partial-credit levels on the simulator's state, which no part of the system reads.
+//! - [`episode`]: per-episode figures (success, progress, tool/LLM/skill calls, tokens,
+//!   verifier rejections, wall times), the failure class read from the trace
+//!   ([`episode::classify`] documents the rule), and trace comparison for determinism
+//!   and replays.
+//! - [`report`]: self-contained HTML episode reports.
+//!
+//! Results serialise to JSON ([`runner::SuiteResults`]); a recorded episode can be run
+//! again from it ([`runner::replay_difference`]).
+
+pub mod episode;
+pub mod error;
+pub mod image;
+pub mod report;
+pub mod runner;
+pub mod suite;
+
+pub use episode::{
+    Classification, Counts, EpisodeResult, EpisodeSpec, FailureClass, Trace, WallTimes, classify,
+    comparable_trace, first_difference, strip_wall_clock,
+};
+pub use error::EvalError;
+pub use report::{EpisodeView, Judgement, render_html, write_report};
+pub use runner::{
+    EvalSettings, InProcess, Launcher, Progress, Quiet, Recorded, RunningSystem, SuiteResults,
+    Summary, recorded_episodes, replay, replay_difference, run_episode, run_suite,
+};
+pub use suite::Suite;

@@ -1,0 +1,490 @@
+//! The episode runner: suite × runs, each episode a fresh simulation of its scenario and
+//! a freshly started system, judged by the scenario's predicates on the simulator state.
+//!
+//! How the system under test starts is behind [`Launcher`]: [`InProcess`] wires every
+//! node's logic in this process ([`asp_system::SimSystem`]); the ROS node graph running in
+//! process can implement the same trait over the same simulation.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use asp_agent::GoalReport;
+use asp_config::LoadedConfig;
+use asp_core::robot::CancellationToken;
+use asp_sim::SimRobot;
+use asp_sim::scenario::Scenario;
+use asp_system::ports::{MapSnapshot, ObjectMapPort};
+use asp_system::{JournalEntry, SimSystem, SystemOptions, verified_success};
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use tracing::{Instrument, info, info_span};
+
+use crate::episode::{
+    Counts, EpisodeResult, EpisodeSpec, FailureClass, Trace, WallTimes, classify, comparable_trace,
+    first_difference,
+};
+use crate::error::EvalError;
+use crate::report::{EpisodeView, Judgement};
+use crate::suite::{Suite, load_config};
+
+/// A started system under test, as the runner drives it.
+#[async_trait]
+pub trait RunningSystem: Send + Sync {
+    /// Carries out `goal` to its end.
+    async fn run_goal(&self, goal_id: &str, goal: &str, cancel: CancellationToken) -> GoalReport;
+    /// What every backend call found so far.
+    fn journal(&self) -> Vec<JournalEntry>;
+    /// The object map now.
+    async fn map(&self) -> MapSnapshot;
+}
+
+/// Starts the system under test over a simulation.
+#[async_trait]
+pub trait Launcher: Send + Sync {
+    /// Starts every node's logic with `cfg` over `sim` (the runner keeps its own handle on
+    /// `sim` to judge the episode).
+    async fn launch(
+        &self,
+        cfg: &LoadedConfig,
+        sim: SimRobot,
+    ) -> Result<Box<dyn RunningSystem>, String>;
+}
+
+/// Every node's logic in this process, over the embedded simulator.
+#[derive(Debug, Clone)]
+pub struct InProcess {
+    pub options: SystemOptions,
+}
+
+impl Default for InProcess {
+    /// Without the affordance memory, so episodes do not depend on earlier ones.
+    fn default() -> Self {
+        Self {
+            options: SystemOptions {
+                memory: false,
+                ..SystemOptions::default()
+            },
+        }
+    }
+}
+
+struct InProcessSystem(SimSystem);
+
+#[async_trait]
+impl RunningSystem for InProcessSystem {
+    async fn run_goal(&self, goal_id: &str, goal: &str, cancel: CancellationToken) -> GoalReport {
+        self.0.agent.run_goal(goal_id, goal, cancel).await
+    }
+
+    fn journal(&self) -> Vec<JournalEntry> {
+        self.0.journal.entries()
+    }
+
+    async fn map(&self) -> MapSnapshot {
+        self.0.map.snapshot().await
+    }
+}
+
+#[async_trait]
+impl Launcher for InProcess {
+    async fn launch(
+        &self,
+        cfg: &LoadedConfig,
+        sim: SimRobot,
+    ) -> Result<Box<dyn RunningSystem>, String> {
+        let system = SimSystem::start(cfg, sim, &self.options, None, None)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(Box::new(InProcessSystem(system)))
+    }
+}
+
+/// Hears about episodes as they start and finish (progress bars, printing).
+pub trait Progress: Send + Sync {
+    fn started(&self, _spec: &EpisodeSpec, _index: usize, _total: usize) {}
+    fn finished(&self, _result: &EpisodeResult, _index: usize, _total: usize) {}
+}
+
+/// Hears nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Quiet;
+
+impl Progress for Quiet {}
+
+/// How to run a suite.
+#[derive(Debug, Clone)]
+pub struct EvalSettings {
+    /// The folder of parameter files.
+    pub config_dir: PathBuf,
+    /// The caller's overrides, applied after the suite's parameters.
+    pub overrides: Vec<String>,
+    /// Runs per scenario (at least 1).
+    pub runs: u32,
+    /// Base seed; run `r` uses `seed + r`. `None`: `sim_node.seed`.
+    pub seed: Option<u64>,
+    /// Write one HTML report per episode here.
+    pub report_dir: Option<PathBuf>,
+}
+
+/// Success of one scenario over its runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioSummary {
+    pub scenario: String,
+    pub runs: u32,
+    pub successes: u32,
+    pub mean_progress: f64,
+}
+
+/// The figures of a suite run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub episodes: u32,
+    pub successes: u32,
+    pub success_rate: f64,
+    pub mean_progress: f64,
+    /// Mean wall time of a goal (`run_goal`), seconds.
+    pub mean_goal_s: f64,
+    /// Mean wall time of an episode (system start and map build, goal, judging), seconds.
+    pub mean_episode_s: f64,
+    pub tool_calls: u64,
+    pub llm_calls: u64,
+    pub tokens: u64,
+    pub cost_usd: f64,
+    pub skill_calls: u64,
+    pub verifier_rejections: u64,
+    /// Failed episodes by class.
+    pub failures: std::collections::BTreeMap<FailureClass, u32>,
+    pub per_scenario: Vec<ScenarioSummary>,
+}
+
+impl Summary {
+    pub fn of(episodes: &[EpisodeResult]) -> Summary {
+        let n = episodes.len().max(1) as f64;
+        let mut failures = std::collections::BTreeMap::new();
+        let mut per_scenario: Vec<ScenarioSummary> = Vec::new();
+        for e in episodes {
+            if let Some(c) = &e.failure {
+                *failures.entry(c.class).or_insert(0) += 1;
+            }
+            let i = match per_scenario
+                .iter()
+                .position(|s| s.scenario == e.spec.scenario)
+            {
+                Some(i) => i,
+                None => {
+                    per_scenario.push(ScenarioSummary {
+                        scenario: e.spec.scenario.clone(),
+                        runs: 0,
+                        successes: 0,
+                        mean_progress: 0.0,
+                    });
+                    per_scenario.len() - 1
+                }
+            };
+            let s = &mut per_scenario[i];
+            s.mean_progress =
+                (s.mean_progress * f64::from(s.runs) + e.progress) / f64::from(s.runs + 1);
+            s.runs += 1;
+            s.successes += u32::from(e.success);
+        }
+        let successes = episodes.iter().filter(|e| e.success).count() as u32;
+        let sum = |f: &dyn Fn(&EpisodeResult) -> f64| episodes.iter().map(f).sum::<f64>();
+        let total = |f: &dyn Fn(&Counts) -> u64| episodes.iter().map(|e| f(&e.counts)).sum();
+        Summary {
+            episodes: episodes.len() as u32,
+            successes,
+            success_rate: f64::from(successes) / n,
+            mean_progress: sum(&|e| e.progress) / n,
+            mean_goal_s: sum(&|e| e.wall.goal_ms) / n / 1e3,
+            mean_episode_s: sum(&|e| e.wall.total_ms) / n / 1e3,
+            tool_calls: total(&|c| u64::from(c.tool_calls)),
+            llm_calls: total(&|c| c.llm_calls),
+            tokens: total(&Counts::tokens),
+            cost_usd: sum(&|e| e.counts.cost_usd),
+            skill_calls: total(&|c| u64::from(c.skill_calls)),
+            verifier_rejections: total(&|c| u64::from(c.verifier_rejections)),
+            failures,
+            per_scenario,
+        }
+    }
+}
+
+/// A suite run: what ran, every episode, and the summary. This is the JSON `asp eval
+/// --json` writes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SuiteResults {
+    pub suite: String,
+    pub description: String,
+    pub suite_file: PathBuf,
+    pub runs: u32,
+    pub seed: u64,
+    /// `offline` or `llm`.
+    pub agent: String,
+    pub episodes: Vec<EpisodeResult>,
+    pub summary: Summary,
+    /// HTML reports written, one per episode, when asked.
+    #[serde(default)]
+    pub reports: Vec<PathBuf>,
+}
+
+/// Renders every camera of `sim` now.
+pub fn render_cameras(sim: &SimRobot) -> Vec<(String, asp_core::RgbdFrame)> {
+    sim.cameras()
+        .into_iter()
+        .filter_map(|c| match sim.render(&c) {
+            Ok(f) => Some((c, f)),
+            Err(e) => {
+                tracing::warn!(camera = %c, error = %e, "cannot render a report frame");
+                None
+            }
+        })
+        .collect()
+}
+
+/// Runs one episode: a fresh simulation of `scenario` seeded with `spec.seed`, a fresh
+/// system from `launcher`, the goal, and the judgement. With `capture`, also what an
+/// HTML report shows (camera frames are rendered from a twin simulation at the start,
+/// so capturing does not change the episode).
+pub async fn run_episode(
+    spec: &EpisodeSpec,
+    cfg: &LoadedConfig,
+    scenario: &Scenario,
+    launcher: &dyn Launcher,
+    capture: bool,
+) -> Result<(EpisodeResult, Option<EpisodeView>), EvalError> {
+    let start_err = |message: String| EvalError::Start {
+        scenario: spec.scenario.clone(),
+        run: spec.run,
+        message,
+    };
+    let started = Instant::now();
+    let sim = asp_system::system::scenario_simulation(cfg, scenario, Some(spec.seed))
+        .map_err(|e| start_err(e.to_string()))?;
+    let twin = if capture {
+        Some(
+            asp_system::system::scenario_simulation(cfg, scenario, Some(spec.seed))
+                .map_err(|e| start_err(e.to_string()))?,
+        )
+    } else {
+        None
+    };
+    let system = launcher.launch(cfg, sim.clone()).await.map_err(start_err)?;
+    let setup_ms = started.elapsed().as_secs_f64() * 1e3;
+    let goal_started = Instant::now();
+    let report = system
+        .run_goal(
+            &spec.goal_id(),
+            &scenario.spec.goal,
+            CancellationToken::new(),
+        )
+        .await;
+    let goal_ms = goal_started.elapsed().as_secs_f64() * 1e3;
+    let success = sim.holds(&scenario.spec.success);
+    let progress = f64::from(sim.score(scenario));
+    let trace = Trace {
+        report,
+        journal: system.journal(),
+    };
+    let failure = (!success).then(|| classify(&trace));
+    let result = EpisodeResult {
+        spec: spec.clone(),
+        goal: scenario.spec.goal.clone(),
+        success,
+        progress,
+        status: trace.report.status.clone(),
+        verified: verified_success(&trace.report),
+        summary: trace.report.summary.clone(),
+        counts: Counts::of(&trace),
+        failure,
+        wall: WallTimes {
+            setup_ms,
+            goal_ms,
+            total_ms: started.elapsed().as_secs_f64() * 1e3,
+        },
+        trace,
+    };
+    let view = match twin {
+        Some(twin) => {
+            let judgement = Judgement::of(scenario, &sim, &result);
+            Some(
+                EpisodeView::capture(
+                    format!("{} (run {}, seed {})", spec.scenario, spec.run, spec.seed),
+                    Some(&twin),
+                    &sim,
+                    system.map().await,
+                    &result.trace,
+                    Some(judgement),
+                )
+                .await,
+            )
+        }
+        None => None,
+    };
+    Ok((result, view))
+}
+
+/// The file name of an episode's report.
+pub fn report_file_name(spec: &EpisodeSpec) -> String {
+    let safe: String = spec
+        .scenario
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{safe}_run{}.html", spec.run)
+}
+
+/// Runs every scenario of `suite` `settings.runs` times.
+pub async fn run_suite(
+    suite: &Suite,
+    settings: &EvalSettings,
+    launcher: &dyn Launcher,
+    progress: &dyn Progress,
+) -> Result<SuiteResults, EvalError> {
+    let overrides = suite.all_overrides(&settings.overrides);
+    let cfg = suite.config(&settings.config_dir, &settings.overrides)?;
+    let seed = settings.seed.unwrap_or(cfg.config.sim_node.seed);
+    let runs = settings.runs.max(1);
+    if let Some(dir) = &settings.report_dir {
+        std::fs::create_dir_all(dir).map_err(|e| EvalError::Io {
+            file: dir.clone(),
+            message: e.to_string(),
+        })?;
+    }
+    let total = suite.scenarios.len() * runs as usize;
+    let mut episodes = Vec::with_capacity(total);
+    let mut reports = Vec::new();
+    for scenario in &suite.scenarios {
+        for run in 0..runs {
+            let spec = EpisodeSpec {
+                scenario: scenario.spec.name.clone(),
+                scenario_file: scenario.file.clone(),
+                run,
+                seed: seed.wrapping_add(u64::from(run)),
+                config_dir: settings.config_dir.clone(),
+                overrides: overrides.clone(),
+            };
+            let index = episodes.len();
+            progress.started(&spec, index, total);
+            let span = info_span!("episode", scenario = %spec.scenario, run, seed = spec.seed);
+            let (result, view) = run_episode(
+                &spec,
+                &cfg,
+                scenario,
+                launcher,
+                settings.report_dir.is_some(),
+            )
+            .instrument(span)
+            .await?;
+            info!(
+                scenario = %spec.scenario,
+                run,
+                success = result.success,
+                progress = result.progress,
+                "episode finished"
+            );
+            if let (Some(dir), Some(view)) = (&settings.report_dir, view) {
+                let path = dir.join(report_file_name(&spec));
+                crate::report::write_report(&path, &view)?;
+                reports.push(path);
+            }
+            progress.finished(&result, index, total);
+            episodes.push(result);
+        }
+    }
+    let summary = Summary::of(&episodes);
+    Ok(SuiteResults {
+        suite: suite.spec.name.clone(),
+        description: suite.spec.description.clone(),
+        suite_file: suite.file.clone(),
+        runs,
+        seed,
+        agent: match cfg.config.agent_node.llm.backend {
+            asp_config::sections::agent::LlmBackend::Offline => "offline".into(),
+            asp_config::sections::agent::LlmBackend::Openai => "llm".into(),
+        },
+        episodes,
+        summary,
+        reports,
+    })
+}
+
+/// An episode as a results file recorded it: how to run it and its trace (as JSON, with
+/// wall-clock values removed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recorded {
+    pub spec: EpisodeSpec,
+    pub trace: serde_json::Value,
+}
+
+/// The episodes of a results file written by `asp eval --json` ([`SuiteResults`]).
+pub fn recorded_episodes(file: &Path) -> Result<Vec<Recorded>, EvalError> {
+    let problem = |p: String| EvalError::Results {
+        file: file.to_path_buf(),
+        problem: p,
+    };
+    let text = std::fs::read_to_string(file).map_err(|e| EvalError::Io {
+        file: file.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| problem(format!("not JSON: {e}")))?;
+    let episodes = doc
+        .get("episodes")
+        .and_then(serde_json::Value::as_array)
+        .ok_or_else(|| problem("no `episodes` list".into()))?;
+    episodes
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let spec = e
+                .get("spec")
+                .cloned()
+                .ok_or_else(|| problem(format!("episodes[{i}]: no `spec`")))
+                .and_then(|s| {
+                    serde_json::from_value::<EpisodeSpec>(s)
+                        .map_err(|err| problem(format!("episodes[{i}].spec: {err}")))
+                })?;
+            let mut trace = e
+                .get("trace")
+                .cloned()
+                .ok_or_else(|| problem(format!("episodes[{i}]: no `trace`")))?;
+            crate::episode::strip_wall_clock(&mut trace);
+            Ok(Recorded { spec, trace })
+        })
+        .collect()
+}
+
+/// Runs a recorded episode again from its spec (scenario file, seed, configuration
+/// folder and overrides).
+pub async fn replay(
+    spec: &EpisodeSpec,
+    launcher: &dyn Launcher,
+) -> Result<EpisodeResult, EvalError> {
+    let cfg =
+        load_config(&spec.config_dir, &spec.overrides).map_err(|source| EvalError::Config {
+            context: format!("replay of {} run {}", spec.scenario, spec.run),
+            source: Box::new(source),
+        })?;
+    let scenario = Scenario::load(&spec.scenario_file)?;
+    let (result, _) = run_episode(spec, &cfg, &scenario, launcher, false).await?;
+    Ok(result)
+}
+
+/// Replays `recorded` and compares the traces: `None` when identical (wall-clock values
+/// aside), else the first difference.
+pub async fn replay_difference(
+    recorded: &Recorded,
+    launcher: &dyn Launcher,
+) -> Result<Option<String>, EvalError> {
+    let fresh = replay(&recorded.spec, launcher).await?;
+    Ok(first_difference(
+        &recorded.trace,
+        &comparable_trace(&fresh.trace),
+    ))
+}
