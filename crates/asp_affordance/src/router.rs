@@ -236,14 +236,13 @@ impl Router {
         }
     }
 
-    /// `(τ_j − j)₊`, the shortfall of diagnostic `j` below its floor. When every
-    /// diagnostic meets its floor (`v < δ` only because the weighted sum falls short, e.g.
-    /// a box around a curved handle can never fill like its mask), no retry has a
-    /// deficiency to repair: the expected gain of every action is 0 and the router stops,
-    /// leaving the grounding uncommitted rather than spending the budget on retries that
-    /// target nothing (SPEC §2.4: `Δv̂ = λ_ℓ·(τ_ℓ − ℓ)₊`).
+    /// `(τ_j − j)₊`, how far diagnostic `j` falls short: below its floor, or, when
+    /// every diagnostic meets its floor but `v < δ`, its weighted distance to 1 (the
+    /// gaps of [`Gaps::of`]). The loop stops on a commit or a spent budget (SPEC §2.5),
+    /// not while evidence could still raise `v`: a second, zoomed look at a part whose
+    /// first box was loose is what lifts ω above the jitter of one detection.
     fn shortfall(gaps: &Gaps, d: Deficiency) -> f64 {
-        if gaps.below_floor { gaps.get(d) } else { 0.0 }
+        gaps.get(d)
     }
 
     /// Tie-break rank of `a` when repairing `d` (lower first).

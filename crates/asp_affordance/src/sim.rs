@@ -126,7 +126,9 @@ pub fn skills_for_action(action: &str) -> Vec<Skill> {
             }
         }
     };
-    if has("unplug") || has("pull out") || has("pluck") || has("remove") || has("unpin") {
+    // "pull the plug out of the socket" says pull-out as well as "pull out the plug"
+    let pull_out = has("pull out") || (has("pull") && text.contains(" out of "));
+    if has("unplug") || pull_out || has("pluck") || has("remove") || has("unpin") {
         add(&[Skill::PinchPull]);
     }
     if has("press")
@@ -615,6 +617,12 @@ mod tests {
             vec![Skill::GraspPart, Skill::Grasp]
         );
         assert!(skills_for_action("admire the view").is_empty());
+        // pulling something out of its holder is a pinch-pull first
+        assert_eq!(
+            skills_for_action("pull the thumbtack out of the cork board")[0],
+            Skill::PinchPull
+        );
+        assert!(!skills_for_action("pull the drawer open").contains(&Skill::PinchPull));
     }
 
     #[tokio::test]

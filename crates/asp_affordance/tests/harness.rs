@@ -112,22 +112,29 @@ async fn a_clean_detection_commits_with_one_call() {
 }
 
 #[tokio::test]
-async fn without_a_deficiency_no_retry_is_spent() {
+async fn below_delta_with_every_floor_met_the_weakest_diagnostic_is_repaired() {
     // the first mask leaks 2 px around the part: ω = 160/280 = 0.57 meets its floor, ζ and
-    // μ too, but v ≈ 0.73 < δ: nothing falls short of its floor, so no retry has an
-    // expected gain (SPEC §2.4, Δv̂ = λ·(τ − ℓ)₊) and the loop stops uncommitted after one
-    // call instead of spending the budget
+    // μ too, but v ≈ 0.73 < δ. The loop goes on while the budget lasts (SPEC §2.5: commit
+    // or stop when the budget is spent): ω has the largest weighted distance to 1, so the
+    // targeted retry re-segments in a refined ROI, which finds the part and commits
     let s = Setup::new(vec![Locate::Part(0.9)], vec![Seg::Grown(2), Seg::Part]);
     let vg = s.ground(GroundingMode::Harness).await;
-    assert_eq!(trace(&vg), vec![(SkillCall::Detection, None, false)]);
-    let g = vg.chosen().unwrap();
-    assert_eq!(g.stop, StopCause::NoUsefulAction);
-    assert!(!g.committed() && g.acceptance.is_none());
-    assert!(
-        g.diagnostics.omega >= 0.5 && g.diagnostics.v < 0.8,
-        "{:?}",
-        g.diagnostics
+    assert_eq!(
+        trace(&vg),
+        vec![
+            (SkillCall::Detection, None, false),
+            (
+                SkillCall::RefineSegment,
+                Some(Deficiency::Consistency),
+                true
+            )
+        ]
     );
+    let g = vg.chosen().unwrap();
+    assert_eq!(g.stop, StopCause::Committed);
+    assert!(g.committed());
+    assert!(g.diagnostics.v >= 0.8, "{:?}", g.diagnostics);
+    assert_eq!(g.skill_calls(), 2);
     // the part was found, so the next (skill, part) pair is not tried
     assert_eq!(vg.groundings.len(), 1);
 }

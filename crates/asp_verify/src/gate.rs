@@ -93,7 +93,8 @@ pub struct Gaps {
     pub mu: f64,
     /// True when the gaps are shortfalls below the floors; false when every diagnostic
     /// meets its floor but `v < δ`, and the gaps are the weighted distances to 1
-    /// (`α(1−ω)`, `β(1−ζ)`, `γ(1−μ)`) instead.
+    /// (`α(1−ω)`, `β(1−ζ)`, `γ(1−μ)`) instead, each kept only when repairing that
+    /// diagnostic alone could lift `v` to `δ` (a retry that cannot is not worth a call).
     pub below_floor: bool,
 }
 
@@ -109,10 +110,12 @@ impl Gaps {
         if below.omega > 0.0 || below.zeta > 0.0 || below.mu > 0.0 {
             below
         } else {
+            let needed = (cfg.delta - d.v).max(0.0);
+            let reach = |g: f64| if g >= needed { g } else { 0.0 };
             Gaps {
-                omega: cfg.alpha * (1.0 - d.omega).max(0.0),
-                zeta: cfg.beta * (1.0 - d.zeta).max(0.0),
-                mu: cfg.gamma * (1.0 - d.mu).max(0.0),
+                omega: reach(cfg.alpha * (1.0 - d.omega).max(0.0)),
+                zeta: reach(cfg.beta * (1.0 - d.zeta).max(0.0)),
+                mu: reach(cfg.gamma * (1.0 - d.mu).max(0.0)),
                 below_floor: false,
             }
         }
@@ -270,6 +273,7 @@ impl CommitRule {
 pub(crate) mod tests {
     use super::*;
     use crate::diagnostics::producer;
+    use crate::diagnostics::verifier_score;
     use asp_core::{Box2, Cost, EvidencePayload, Mask};
 
     pub(crate) const W: u32 = 40;
@@ -520,7 +524,7 @@ pub(crate) mod tests {
             omega: 0.6,
             zeta: 1.0,
             mu: 1.0,
-            v: 0.0,
+            v: verifier_score(0.6, 1.0, 1.0, &cfg),
             hypothesis: Some(0),
             omega_pair: None,
             cross_scale_pairs: 0,
@@ -532,5 +536,31 @@ pub(crate) mod tests {
         assert!(!gaps.below_floor);
         assert_eq!(l, Deficiency::Consistency);
         assert!((gaps.omega - 0.5 * 0.4).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_repair_that_cannot_reach_delta_is_no_gap() {
+        // every floor just met, v ≈ 0.61: repairing ζ (0.3·0.3 = 0.09) or μ (0.2·0.5 = 0.1)
+        // cannot add the 0.19 that v lacks; repairing ω (0.5·0.45 = 0.225) can
+        let cfg = GateConfig::default();
+        let (omega, zeta, mu) = (0.55, 0.7, 0.5);
+        let d = Diagnostics {
+            omega,
+            zeta,
+            mu,
+            v: verifier_score(omega, zeta, mu, &cfg),
+            hypothesis: Some(0),
+            omega_pair: None,
+            cross_scale_pairs: 0,
+            weights: vec![],
+            supports: vec![],
+            hypothesis_corroborated: true,
+        };
+        assert!(d.v < cfg.delta);
+        let (l, gaps) = dominant_deficiency(&d, &cfg);
+        assert!(!gaps.below_floor);
+        assert_eq!((gaps.zeta, gaps.mu), (0.0, 0.0), "{gaps:?}");
+        assert!((gaps.omega - 0.5 * 0.45).abs() < 1e-12, "{gaps:?}");
+        assert_eq!(l, Deficiency::Consistency);
     }
 }
