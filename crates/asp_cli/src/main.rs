@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use asp_config::LoadedConfig;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod launch;
 mod run;
 mod tools;
 
@@ -212,7 +213,7 @@ fn main() -> ExitCode {
                 },
             )
         }),
-        Command::Launch(_) => not_built("launch", "issue #4 (the ROS 2 layer and node graph)"),
+        Command::Launch(args) => launch::launch(&cli.global, args.target),
         Command::Eval(_) => not_built("eval", "issue #9 (end-to-end evaluation)"),
         Command::Bench(args) => bench(&cli.global, &args),
         Command::Map(args) => with_config(&cli.global, |cfg| match &args.bag {
