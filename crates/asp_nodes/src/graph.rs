@@ -16,10 +16,10 @@ use crate::nodes::{
 };
 use crate::sim::{SimNode, start_sim_node};
 
-/// Every running node; dropping it stops them all.
+/// Every running node; dropping it stops them all. Fields drop in order: the agent
+/// first, the sim node (the robot the others drive) last.
 #[derive(Debug)]
 pub struct Graph {
-    /// Dropped last: the product nodes stop before the robot they drive.
     pub agent: AgentNode,
     pub go_to: GoToNode,
     pub skill_executor: SkillExecutorNode,
