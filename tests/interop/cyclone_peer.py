@@ -9,6 +9,7 @@ Usage (ROS_DOMAIN_ID selects the domain; each mode prints JSON lines and exits 0
   cyclone_peer.py pub    TOPIC N          publish N std_msgs/String once a reader matched
   cyclone_peer.py sub    TOPIC N          receive N std_msgs/String
   cyclone_peer.py call   SERVICE GOAL     call asp_interfaces/srv/ExecuteGoal
+  cyclone_peer.py state  TOPIC            read the latched asp_interfaces/msg/SymbolicState
   cyclone_peer.py action ACTION GOAL [cancel_after_feedback]
                                           drive asp_interfaces/action/ExecuteGoal: send the
                                           goal, print feedback, optionally cancel after that
@@ -273,6 +274,20 @@ def mode_call(service, goal):
          error_msg=r.error_msg, summary=r.summary)
 
 
+def mode_state(topic):
+    # latched: reliable, transient local, depth 1, like the action status topic
+    r = reader(f"rt/{topic.lstrip('/')}", SymbolicState_, STATUS_QOS)
+    end = time.time() + TIMEOUT
+    while time.time() < end:
+        for s in r.take(10):
+            if isinstance(s, SymbolicState_):
+                emit(event="state", held_object=s.held_object, inventory=list(s.inventory))
+                return
+        time.sleep(0.02)
+    emit(event="error", what=f"no state on {topic}")
+    sys.exit(5)
+
+
 def mode_action(action, goal, cancel_after=None):
     base = f"{action.lstrip('/')}/_action/"
     send = ServiceClient(base + "send_goal", SendGoal_Request_, SendGoal_Response_)
@@ -322,4 +337,5 @@ def mode_action(action, goal, cancel_after=None):
 
 if __name__ == "__main__":
     mode, *rest = sys.argv[1:]
-    {"pub": mode_pub, "sub": mode_sub, "call": mode_call, "action": mode_action}[mode](*rest)
+    {"pub": mode_pub, "sub": mode_sub, "call": mode_call, "state": mode_state,
+     "action": mode_action}[mode](*rest)

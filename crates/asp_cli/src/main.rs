@@ -9,6 +9,7 @@ use asp_config::LoadedConfig;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod eval;
+mod launch;
 mod run;
 mod tools;
 
@@ -215,7 +216,7 @@ fn main() -> ExitCode {
                 },
             )
         }),
-        Command::Launch(_) => not_built("launch", "issue #4 (the ROS 2 layer and node graph)"),
+        Command::Launch(args) => launch::launch(&cli.global, args.target),
         Command::Eval(args) => eval::eval(
             &asp_runtime::find_config_dir(cli.global.config_dir.as_deref()),
             &cli.global.overrides,
@@ -286,11 +287,6 @@ fn bench(global: &GlobalArgs, args: &BenchArgs) -> ExitCode {
             "cargo run --release -p asp_affordance --example grounding_eval",
         ),
     }
-}
-
-fn not_built(command: &str, arrives_with: &str) -> ExitCode {
-    eprintln!("asp {command}: not built yet; it arrives with {arrives_with}. Nothing was run.");
-    ExitCode::from(EXIT_NOT_BUILT)
 }
 
 fn config(global: &GlobalArgs, args: &ConfigArgs) -> ExitCode {

@@ -280,3 +280,28 @@ fn run_with_report_writes_a_self_contained_html_episode_report() {
         "nothing is fetched from elsewhere"
     );
 }
+
+#[test]
+fn launch_without_node_binaries_says_which_and_runs_nothing() {
+    let empty = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_asp"))
+        .args(["launch", "robot"])
+        .env("ASP_NODE_BIN_DIR", empty.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(69), "{err}");
+    assert!(
+        err.contains("agent_node") && err.contains("Nothing was run"),
+        "{err}"
+    );
+    // robot: the product nodes only
+    assert!(!err.contains("sim_node"), "{err}");
+    // a bad configuration is reported before anything is looked for
+    let out = Command::new(env!("CARGO_BIN_EXE_asp"))
+        .args(["launch", "sim", "--set", "go_to_node.radius=-4"])
+        .env("ASP_NODE_BIN_DIR", empty.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(78));
+}

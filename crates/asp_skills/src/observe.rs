@@ -22,8 +22,8 @@ pub enum ObservePhase {
     After,
 }
 
-/// What to look at.
-#[derive(Debug, Clone, PartialEq)]
+/// What to look at. Serde, so that an observer can be served over ROS.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ObserveRequest {
     pub phase: ObservePhase,
     pub skill: Skill,
@@ -44,7 +44,7 @@ pub struct ObserveRequest {
 }
 
 /// What was seen; `None` where nothing could be observed.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Observed {
     pub object_cloud: Option<PointCloud>,
     pub target_cloud: Option<PointCloud>,

@@ -189,11 +189,20 @@ impl StepSuccess {
     /// The wire path: a success from a received verdict, for the step this side
     /// committed (the token it executed with), only when the verdict says yes and all of
     /// its checks that could be measured passed.
+    ///
+    /// The verdict must name the token's object, except for a place/drop step: its token
+    /// licenses the motion onto the target, while its question is about the placed (held)
+    /// object; the step id binds the two.
     pub fn redeem(
         verdict: &OutcomeVerdict,
         token: &CommitToken,
     ) -> Result<StepSuccess, OutcomeError> {
-        if verdict.step != token.step() || &verdict.object != token.object() {
+        let placing = verdict.verb == Verb::Place
+            && matches!(
+                token.skill(),
+                asp_core::Skill::Place | asp_core::Skill::Drop
+            );
+        if verdict.step != token.step() || (&verdict.object != token.object() && !placing) {
             return Err(OutcomeError::WrongStep {
                 expected: token.step(),
                 found: verdict.step,
@@ -595,6 +604,74 @@ mod tests {
 
     fn geo() -> OutcomeVerifier {
         OutcomeVerifier::new(OutcomeConfig::default(), None)
+    }
+
+    /// A token from an accepting review of `skill` on `object`.
+    fn token(skill: asp_core::Skill, object: &str) -> CommitToken {
+        use crate::commit::{CommitEvidence, CommitGate, CommitRequest};
+        let gate = CommitGate::new(
+            asp_config::sections::verifier::GateConfig::default(),
+            asp_config::sections::common::SafetyConfig::default(),
+            "link_base",
+            3,
+        );
+        let request = CommitRequest {
+            skill,
+            object: ObjectKey::new(object).unwrap(),
+            frame: asp_core::FrameId::new("link_base"),
+            targets: vec![Point3::new(0.3, 0.0, 0.1)],
+            evidence: CommitEvidence::Object { points: 500 },
+        };
+        gate.review(&request, None).into_token().unwrap()
+    }
+
+    fn verdict_for(t: &CommitToken, verb: Verb, object: &str, answer: Answer) -> OutcomeVerdict {
+        OutcomeVerdict {
+            step: t.step(),
+            verb,
+            object: ObjectKey::new(object).unwrap(),
+            question: String::new(),
+            answer,
+            method: OutcomeMethod::Geometric,
+            checks: vec![],
+            message: "m".into(),
+        }
+    }
+
+    #[test]
+    fn received_verdicts_redeem_only_for_their_step_and_object() {
+        use asp_core::Skill;
+        let grasp = token(Skill::Grasp, "mug_0");
+        let ok = verdict_for(&grasp, Verb::PickUp, "mug_0", Answer::Yes);
+        let s = StepSuccess::redeem(&ok, &grasp).unwrap();
+        assert_eq!((s.step(), s.object().as_str()), (grasp.step(), "mug_0"));
+        let other = verdict_for(&grasp, Verb::PickUp, "bowl_0", Answer::Yes);
+        assert!(matches!(
+            StepSuccess::redeem(&other, &grasp),
+            Err(OutcomeError::WrongStep { .. })
+        ));
+        let no = verdict_for(&grasp, Verb::PickUp, "mug_0", Answer::No);
+        assert!(matches!(
+            StepSuccess::redeem(&no, &grasp),
+            Err(OutcomeError::NotSucceeded { .. })
+        ));
+        // a drop's token names the target; its verdict names the placed object
+        let drop = token(Skill::Drop, "bowl_0");
+        let placed = verdict_for(&drop, Verb::Place, "apple_0", Answer::Yes);
+        assert_eq!(
+            StepSuccess::redeem(&placed, &drop)
+                .unwrap()
+                .object()
+                .as_str(),
+            "apple_0"
+        );
+        // … but only for its own step
+        let mut late = placed.clone();
+        late.step = StepId(drop.step().0 + 1);
+        assert!(StepSuccess::redeem(&late, &drop).is_err());
+        // and a pick-up verdict about another object does not pass for a drop token
+        let wrong_verb = verdict_for(&drop, Verb::PickUp, "apple_0", Answer::Yes);
+        assert!(StepSuccess::redeem(&wrong_verb, &drop).is_err());
     }
 
     #[test]

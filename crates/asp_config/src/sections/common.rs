@@ -18,6 +18,8 @@ pub struct CommonConfig {
     pub safety: SafetyConfig,
     #[garde(dive)]
     pub paths: PathsConfig,
+    #[garde(dive)]
+    pub cameras: CamerasConfig,
 }
 
 /// Which DDS vendor's service mapping to speak.
@@ -181,6 +183,59 @@ fn above(min: &[f64; 3]) -> impl FnOnce(&[f64; 3], &()) -> garde::Result + '_ {
             Err(garde::Error::new(format!(
                 "must exceed min {min:?} on every axis"
             )))
+        }
+    }
+}
+
+/// Where the robot's cameras publish, for the nodes that take frames (object_map_node)
+/// and the simulator that stands in for them (sim_node). Camera `<name>` publishes its
+/// colour image, registered depth and camera info under `<topic_prefix><name>/`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct CamerasConfig {
+    /// Prefix of every camera's namespace. Default `/`.
+    #[garde(length(min = 1))]
+    pub topic_prefix: String,
+    /// Colour image (rgb8/bgr8/rgba8/bgra8), relative to the camera's namespace. Default
+    /// `color/image_raw`.
+    #[garde(length(min = 1))]
+    pub image_topic: String,
+    /// Depth registered to the colour image (32FC1 metres or 16UC1 millimetres). Default
+    /// `aligned_depth_to_color/image_raw`.
+    #[garde(length(min = 1))]
+    pub depth_topic: String,
+    /// Camera info of the colour image. Default `color/camera_info`.
+    #[garde(length(min = 1))]
+    pub info_topic: String,
+    /// Subscribe reliably; `false` subscribes best-effort (sensor-data QoS), which also
+    /// matches drivers that publish best-effort. Default `true`.
+    #[garde(skip)]
+    pub reliable: bool,
+    /// Simulation: ask the simulator to render each frame (`/sim/<name>/render`), which
+    /// keeps runs deterministic; `false` takes the next frame the camera publishes.
+    /// Default `true`.
+    #[garde(skip)]
+    pub sim_render: bool,
+    /// Seconds to wait for a frame (and the TF at its stamp). Default 10.
+    #[garde(range(min = 0.1, max = 600.0))]
+    pub frame_timeout_s: f64,
+    /// Without `sim_render`: colour and depth stamps pair within this, seconds. Default
+    /// 0.02.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub max_sync_offset_s: f64,
+}
+
+impl Default for CamerasConfig {
+    fn default() -> Self {
+        Self {
+            topic_prefix: "/".into(),
+            image_topic: "color/image_raw".into(),
+            depth_topic: "aligned_depth_to_color/image_raw".into(),
+            info_topic: "color/camera_info".into(),
+            reliable: true,
+            sim_render: true,
+            frame_timeout_s: 10.0,
+            max_sync_offset_s: 0.02,
         }
     }
 }

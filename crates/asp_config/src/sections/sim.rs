@@ -24,6 +24,10 @@ pub struct SimConfig {
     /// `[0, 0.4, 0]`, in front of the tabletop world's mug; scenarios set their own.
     #[garde(custom(finite3))]
     pub start_pose: [f32; 3],
+    /// How often the sim node publishes `/tf` and `/joint_states`, Hz (it also publishes
+    /// them after every motion and before every rendered frame). Default 10.
+    #[garde(range(min = 0.1, max = 1000.0))]
+    pub tf_rate_hz: f64,
     #[garde(dive)]
     pub camera: SimCameraConfig,
     #[garde(dive)]
@@ -41,6 +45,7 @@ impl Default for SimConfig {
             seed: 0,
             real_time_factor: 0.0,
             start_pose: [0.0, 0.4, 0.0],
+            tf_rate_hz: 10.0,
             camera: SimCameraConfig::default(),
             base: SimBaseConfig::default(),
             arm: SimArmConfig::default(),
@@ -183,8 +188,10 @@ pub struct SimCameraConfig {
     /// Share of depth pixels dropped to "no reading", [0, 1]. Default 0.
     #[garde(range(min = 0.0, max = 1.0))]
     pub depth_dropout: f32,
-    /// Publishing rate of the sim node's camera topics, Hz. Default 5.
-    #[garde(range(min = 0.1, max = 120.0))]
+    /// Periodic publishing rate of the sim node's camera topics, Hz; 0 renders only when
+    /// asked (`/sim/<camera>/render`), which keeps runs deterministic (rendering noise is
+    /// seeded per rendered frame). Default 0.
+    #[garde(range(min = 0.0, max = 120.0))]
     pub rate_hz: f64,
     /// Depth readings beyond this are "no reading", metres. Default 10.
     #[garde(range(min = 0.5, max = 100.0))]
@@ -203,7 +210,7 @@ impl Default for SimCameraConfig {
             hfov_deg: 69.0,
             depth_noise_std: 0.0,
             depth_dropout: 0.0,
-            rate_hz: 5.0,
+            rate_hz: 0.0,
             max_range: 10.0,
             frames: [
                 ("head".to_owned(), "head_camera_optical_frame".to_owned()),

@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate, Default)]
 #[serde(default, deny_unknown_fields)]
 pub struct SkillExecutorConfig {
+    /// What shows the verifier the world before and after a skill. Default `simulation`.
+    #[garde(skip)]
+    pub observer: ObserverBackend,
     #[garde(dive)]
     pub interfaces: MotionInterfaces,
     #[garde(dive)]
@@ -18,6 +21,18 @@ pub struct SkillExecutorConfig {
     pub articulation: ArticulationConfig,
     #[garde(dive)]
     pub gripper: GripperGeometry,
+}
+
+/// Where the verifier's before/after views of the acted-on objects come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ObserverBackend {
+    /// The simulator's ground truth (`/sim/ground_truth/observe`, sim only).
+    #[default]
+    Simulation,
+    /// Nothing beyond the gripper state and the tool pose: outcome checks that need the
+    /// object's cloud answer "cannot tell" (a robot without a re-observation pass).
+    None,
 }
 
 /// Names of the other people's interfaces the executor drives.
@@ -56,6 +71,15 @@ pub struct MotionInterfaces {
     /// `/get_planning_scene`.
     #[garde(length(min = 1))]
     pub planning_scene_service: String,
+    /// move_group's service for applying planning-scene diffs; the acted-on object is
+    /// added there as a collision object under its key before a skill. Default
+    /// `/apply_planning_scene`.
+    #[garde(length(min = 1))]
+    pub apply_planning_scene_service: String,
+    /// Edge of the boxes a perceived object's cloud becomes in the planning scene (one
+    /// box per occupied voxel), metres. Default 0.02.
+    #[garde(range(min = 0.002, max = 0.2))]
+    pub scene_voxel_size: f64,
     /// Links that may touch the objects a motion allows contact with (the gripper's
     /// collision links). Default: the xArm gripper's seven links.
     #[garde(length(min = 1), inner(length(min = 1)))]
@@ -104,6 +128,8 @@ impl Default for MotionInterfaces {
             linear_planner: "LIN".into(),
             planning_time_s: 5.0,
             planning_scene_service: "/get_planning_scene".into(),
+            apply_planning_scene_service: "/apply_planning_scene".into(),
+            scene_voxel_size: 0.02,
             touch_links: [
                 "xarm_gripper_base_link",
                 "left_outer_knuckle",

@@ -8,6 +8,9 @@
 
 use asp_core::{FailureKind, ObjectKey, State};
 
+use super::builtin_interfaces::Time;
+use super::geometry_msgs::TransformStamped;
+use super::sensor_msgs::Image;
 use super::std_msgs::Header;
 use crate::RosError;
 
@@ -83,6 +86,324 @@ crate::ros_action! {
     }
 }
 
+crate::ros_message! {
+    /// Why a call between ASP nodes failed; `error_code` 0 means no failure.
+    pub struct Failure in asp_interfaces / msg {
+        /// [`error_code`] of the failure kind; 0 on success.
+        pub error_code: u16,
+        /// The source's own code (MoveIt, Nav2 or an ASP skill code).
+        pub code: i32,
+        pub retryable: bool,
+        pub needs_remap: bool,
+        pub error_msg: String,
+    }
+
+    /// A verifier verdict, on `/asp/verdicts` (reliable, transient local).
+    pub struct Verdict in asp_interfaces / msg {
+        pub header: Header,
+        /// `commit` or `outcome`.
+        pub stage: String,
+        pub step: u64,
+        /// The skill (commit) or the verb (outcome).
+        pub skill: String,
+        pub object: String,
+        pub passed: bool,
+        pub message: String,
+        /// `asp_verify::CommitVerdict` or `OutcomeVerdict` as JSON.
+        pub verdict_json: String,
+    }
+
+    /// What the object map holds, latched on `/asp/object_map`.
+    pub struct ObjectMapSummary in asp_interfaces / msg {
+        pub header: Header,
+        pub objects: u32,
+        pub points: u32,
+        pub keys: Vec<String>,
+        pub key_ids: Vec<u32>,
+    }
+
+    /// SIMULATION ONLY: a simulated camera frame's ground truth.
+    pub struct SimGroundTruth in asp_interfaces / msg {
+        pub header: Header,
+        pub instance_ids: Image,
+        pub part_ids: Image,
+        pub legend_json: String,
+    }
+
+    pub struct RetrieveObjectsRequest in asp_interfaces / srv as "RetrieveObjects_Request" {
+        pub query: String,
+    }
+
+    pub struct RetrieveObjectsResponse in asp_interfaces / srv as "RetrieveObjects_Response" {
+        pub success: bool,
+        pub failure: Failure,
+        pub keys: Vec<String>,
+        pub retrieval_json: String,
+    }
+
+    pub struct SpatialQueryRequest in asp_interfaces / srv as "SpatialQuery_Request" {
+        pub relation: String,
+        pub a: String,
+        pub b: String,
+    }
+
+    pub struct SpatialQueryResponse in asp_interfaces / srv as "SpatialQuery_Response" {
+        pub success: bool,
+        pub failure: Failure,
+        pub is_number: bool,
+        pub number: f64,
+        pub truth: bool,
+    }
+
+    pub struct GetObjectRequest in asp_interfaces / srv as "GetObject_Request" {
+        pub key: String,
+        pub with_crops: bool,
+    }
+
+    pub struct GetObjectResponse in asp_interfaces / srv as "GetObject_Response" {
+        pub success: bool,
+        pub failure: Failure,
+        pub name: String,
+        pub query: String,
+        pub points: u32,
+        pub object_json: String,
+    }
+
+    pub struct GetObjectMapRequest in asp_interfaces / srv as "GetObjectMap_Request" {
+        pub with_crops: bool,
+    }
+
+    pub struct GetObjectMapResponse in asp_interfaces / srv as "GetObjectMap_Response" {
+        pub success: bool,
+        pub failure: Failure,
+        pub objects: u32,
+        pub snapshot_json: String,
+    }
+
+    pub struct RebuildMapRequest in asp_interfaces / srv as "RebuildMap_Request" {
+        pub keep: String,
+    }
+
+    pub struct RebuildMapResponse in asp_interfaces / srv as "RebuildMap_Response" {
+        pub success: bool,
+        pub failure: Failure,
+        pub objects: u32,
+        pub keyframes: u32,
+        pub kept_keys: Vec<String>,
+    }
+
+    pub struct RelocalizeRequest in asp_interfaces / srv as "Relocalize_Request" {
+        pub key: String,
+        pub camera: String,
+    }
+
+    pub struct RelocalizeResponse in asp_interfaces / srv as "Relocalize_Response" {
+        pub success: bool,
+        pub failure: Failure,
+        pub found: bool,
+        pub relocalized_json: String,
+    }
+
+    pub struct CommitSkillRequest in asp_interfaces / srv as "CommitSkill_Request" {
+        pub skill: String,
+        pub object: String,
+        pub request_json: String,
+        pub has_to_arm_base: bool,
+        pub to_arm_base: TransformStamped,
+    }
+
+    pub struct CommitSkillResponse in asp_interfaces / srv as "CommitSkill_Response" {
+        pub accepted: bool,
+        pub step: u64,
+        pub message: String,
+        pub verdict_json: String,
+    }
+
+    pub struct CheckOutcomeRequest in asp_interfaces / srv as "CheckOutcome_Request" {
+        pub step: u64,
+        pub verb: String,
+        pub object: String,
+        pub request_json: String,
+    }
+
+    pub struct CheckOutcomeResponse in asp_interfaces / srv as "CheckOutcome_Response" {
+        pub succeeded: bool,
+        pub message: String,
+        pub verdict_json: String,
+    }
+
+    pub struct SimObserveRequest in asp_interfaces / srv as "SimObserve_Request" {
+        pub request_json: String,
+    }
+
+    pub struct SimObserveResponse in asp_interfaces / srv as "SimObserve_Response" {
+        pub success: bool,
+        pub error_msg: String,
+        pub observed_json: String,
+    }
+
+    pub struct RenderCameraRequest in asp_interfaces / srv as "RenderCamera_Request" {
+        pub ground_truth: bool,
+    }
+
+    pub struct RenderCameraResponse in asp_interfaces / srv as "RenderCamera_Response" {
+        pub success: bool,
+        pub error_msg: String,
+        pub stamp: Time,
+    }
+
+    pub struct DetectAffordancesGoal in asp_interfaces / action as "DetectAffordances_Goal" {
+        pub key: String,
+        pub action: String,
+        pub skills: Vec<String>,
+    }
+
+    pub struct DetectAffordancesResult in asp_interfaces / action as "DetectAffordances_Result" {
+        pub success: bool,
+        pub failure: Failure,
+        pub parts: Vec<String>,
+        pub skills: Vec<String>,
+        pub report_json: String,
+    }
+
+    pub struct DetectAffordancesFeedback in asp_interfaces / action as "DetectAffordances_Feedback" {
+        pub message: String,
+    }
+
+    pub struct ExecuteSkillGoal in asp_interfaces / action as "ExecuteSkill_Goal" {
+        pub skill: String,
+        pub object: String,
+        pub request_json: String,
+    }
+
+    pub struct ExecuteSkillResult in asp_interfaces / action as "ExecuteSkill_Result" {
+        pub success: bool,
+        pub failure: Failure,
+        pub holding: bool,
+        pub message: String,
+        pub reply_json: String,
+    }
+
+    pub struct ExecuteSkillFeedback in asp_interfaces / action as "ExecuteSkill_Feedback" {
+        pub message: String,
+    }
+
+    pub struct GoToGoal in asp_interfaces / action as "GoTo_Goal" {
+        pub key: String,
+        pub action: String,
+    }
+
+    pub struct GoToResult in asp_interfaces / action as "GoTo_Result" {
+        pub arrived: bool,
+        pub failure: Failure,
+        pub message: String,
+        pub reply_json: String,
+    }
+
+    pub struct GoToFeedback in asp_interfaces / action as "GoTo_Feedback" {
+        pub message: String,
+    }
+}
+
+crate::ros_service! {
+    /// `asp_interfaces/srv/RetrieveObjects`: `object_retrieval` on object_map_node.
+    pub struct RetrieveObjects in asp_interfaces { RetrieveObjectsRequest, RetrieveObjectsResponse }
+}
+crate::ros_service! {
+    /// `asp_interfaces/srv/SpatialQuery`: a spatial question on object_map_node.
+    pub struct SpatialQuery in asp_interfaces { SpatialQueryRequest, SpatialQueryResponse }
+}
+crate::ros_service! {
+    /// `asp_interfaces/srv/GetObject`: an object of the map by key.
+    pub struct GetObject in asp_interfaces { GetObjectRequest, GetObjectResponse }
+}
+crate::ros_service! {
+    /// `asp_interfaces/srv/GetObjectMap`: the whole map and its keys.
+    pub struct GetObjectMap in asp_interfaces { GetObjectMapRequest, GetObjectMapResponse }
+}
+crate::ros_service! {
+    /// `asp_interfaces/srv/RebuildMap`: rebuild the map, keeping the held object.
+    pub struct RebuildMap in asp_interfaces { RebuildMapRequest, RebuildMapResponse }
+}
+crate::ros_service! {
+    /// `asp_interfaces/srv/Relocalize`: find an object again from where the robot stands.
+    pub struct Relocalize in asp_interfaces { RelocalizeRequest, RelocalizeResponse }
+}
+crate::ros_service! {
+    /// `asp_interfaces/srv/CommitSkill`: the verifier's commit gate.
+    pub struct CommitSkill in asp_interfaces { CommitSkillRequest, CommitSkillResponse }
+}
+crate::ros_service! {
+    /// `asp_interfaces/srv/CheckOutcome`: the verifier's outcome check.
+    pub struct CheckOutcome in asp_interfaces { CheckOutcomeRequest, CheckOutcomeResponse }
+}
+crate::ros_service! {
+    /// `asp_interfaces/srv/SimObserve`: SIMULATION ONLY, the simulator's ground truth of
+    /// the objects a skill acts on.
+    pub struct SimObserve in asp_interfaces { SimObserveRequest, SimObserveResponse }
+}
+crate::ros_service! {
+    /// `asp_interfaces/srv/RenderCamera`: SIMULATION ONLY, render a camera frame now.
+    pub struct RenderCamera in asp_interfaces { RenderCameraRequest, RenderCameraResponse }
+}
+
+/// The [`Failure`] of a result the server ended itself (cancel, preemption, e-stop,
+/// shutdown).
+fn stopped_failure(reason: crate::msg::EndReason, message: &str) -> Failure {
+    use crate::msg::EndReason;
+    let kind = match reason {
+        EndReason::Preempted | EndReason::Canceled | EndReason::EStop => FailureKind::Cancelled,
+        EndReason::Shutdown | EndReason::HandlerFailed => FailureKind::Internal,
+    };
+    Failure {
+        error_code: error_code(kind),
+        code: 0,
+        retryable: false,
+        needs_remap: false,
+        error_msg: message.to_string(),
+    }
+}
+
+crate::ros_action! {
+    /// `asp_interfaces/action/DetectAffordances`: affordance detection on affordance_node.
+    pub struct DetectAffordances in asp_interfaces {
+        DetectAffordancesGoal, DetectAffordancesResult, DetectAffordancesFeedback
+    }
+    fn result_for(reason, message) {
+        DetectAffordancesResult {
+            failure: stopped_failure(reason, message),
+            ..DetectAffordancesResult::default()
+        }
+    }
+}
+
+crate::ros_action! {
+    /// `asp_interfaces/action/ExecuteSkill`: one verifier-gated skill on
+    /// skill_executor_node.
+    pub struct ExecuteSkill in asp_interfaces {
+        ExecuteSkillGoal, ExecuteSkillResult, ExecuteSkillFeedback
+    }
+    fn result_for(reason, message) {
+        ExecuteSkillResult {
+            failure: stopped_failure(reason, message),
+            message: message.to_string(),
+            ..ExecuteSkillResult::default()
+        }
+    }
+}
+
+crate::ros_action! {
+    /// `asp_interfaces/action/GoTo`: affordance-facing navigation on go_to_node.
+    pub struct GoTo in asp_interfaces { GoToGoal, GoToResult, GoToFeedback }
+    fn result_for(reason, message) {
+        GoToResult {
+            failure: stopped_failure(reason, message),
+            message: message.to_string(),
+            ..GoToResult::default()
+        }
+    }
+}
+
 crate::msg::register!(
     SymbolicState,
     ExecuteGoalRequest,
@@ -90,6 +411,39 @@ crate::msg::register!(
     ExecuteGoalActionGoal,
     ExecuteGoalActionResult,
     ExecuteGoalActionFeedback,
+    Failure,
+    Verdict,
+    ObjectMapSummary,
+    SimGroundTruth,
+    RetrieveObjectsRequest,
+    RetrieveObjectsResponse,
+    SpatialQueryRequest,
+    SpatialQueryResponse,
+    GetObjectRequest,
+    GetObjectResponse,
+    GetObjectMapRequest,
+    GetObjectMapResponse,
+    RebuildMapRequest,
+    RebuildMapResponse,
+    RelocalizeRequest,
+    RelocalizeResponse,
+    CommitSkillRequest,
+    CommitSkillResponse,
+    CheckOutcomeRequest,
+    CheckOutcomeResponse,
+    SimObserveRequest,
+    SimObserveResponse,
+    RenderCameraRequest,
+    RenderCameraResponse,
+    DetectAffordancesGoal,
+    DetectAffordancesResult,
+    DetectAffordancesFeedback,
+    ExecuteSkillGoal,
+    ExecuteSkillResult,
+    ExecuteSkillFeedback,
+    GoToGoal,
+    GoToResult,
+    GoToFeedback,
 );
 
 const KINDS: [FailureKind; 13] = [
@@ -123,6 +477,38 @@ pub fn error_code(kind: FailureKind) -> u16 {
 /// codes.
 pub fn failure_kind(code: u16) -> Option<FailureKind> {
     KINDS.get(usize::from(code).checked_sub(1)?).copied()
+}
+
+impl Failure {
+    /// The failure of a domain error, with its message.
+    pub fn from_core(failure: &asp_core::Failure, message: impl Into<String>) -> Self {
+        Self {
+            error_code: error_code(failure.kind),
+            code: failure.code,
+            retryable: failure.retryable,
+            needs_remap: failure.needs_remap,
+            error_msg: message.into(),
+        }
+    }
+
+    /// Whether this says "no failure" (`error_code` 0).
+    pub fn is_none(&self) -> bool {
+        self.error_code == 0
+    }
+
+    /// The domain failure; `None` for `error_code` 0. An unknown code reads as an
+    /// internal failure (a newer peer's kind this build does not know).
+    pub fn to_core(&self) -> Option<asp_core::Failure> {
+        if self.is_none() {
+            return None;
+        }
+        Some(asp_core::Failure {
+            kind: failure_kind(self.error_code).unwrap_or(FailureKind::Internal),
+            code: self.code,
+            retryable: self.retryable,
+            needs_remap: self.needs_remap,
+        })
+    }
 }
 
 impl SymbolicState {
@@ -175,6 +561,23 @@ mod tests {
         }
         assert_eq!(failure_kind(0), None);
         assert_eq!(failure_kind(99), None);
+    }
+
+    #[test]
+    fn failures_round_trip_and_unknown_codes_are_internal() {
+        let f = asp_core::Failure::new(FailureKind::Planning)
+            .with_code(-31)
+            .retryable();
+        let m = Failure::from_core(&f, "no IK solution");
+        assert_eq!(m.error_code, 8);
+        assert!(!m.is_none());
+        assert_eq!(m.to_core(), Some(f));
+        assert_eq!(Failure::default().to_core(), None);
+        let odd = Failure {
+            error_code: 77,
+            ..Failure::default()
+        };
+        assert_eq!(odd.to_core().unwrap().kind, FailureKind::Internal);
     }
 
     #[test]

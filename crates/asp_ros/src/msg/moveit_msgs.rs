@@ -441,6 +441,22 @@ crate::ros_message! {
     }
 }
 
+crate::ros_message! {
+    pub struct ApplyPlanningSceneRequest in moveit_msgs / srv as "ApplyPlanningScene_Request" {
+        pub scene: PlanningScene,
+    }
+
+    pub struct ApplyPlanningSceneResponse in moveit_msgs / srv as "ApplyPlanningScene_Response" {
+        pub success: bool,
+    }
+}
+
+crate::ros_service! {
+    /// `moveit_msgs/srv/ApplyPlanningScene`: move_group's `/apply_planning_scene`, which
+    /// applies a planning-scene diff (collision objects) and answers when it is in effect.
+    pub struct ApplyPlanningScene in moveit_msgs { ApplyPlanningSceneRequest, ApplyPlanningSceneResponse }
+}
+
 crate::ros_service! {
     /// `moveit_msgs/srv/GetPlanningScene` (move_group's `/get_planning_scene`).
     pub struct GetPlanningScene in moveit_msgs { GetPlanningSceneRequest, GetPlanningSceneResponse }
@@ -509,6 +525,8 @@ crate::msg::register!(
     PlanningSceneComponents,
     GetPlanningSceneRequest,
     GetPlanningSceneResponse,
+    ApplyPlanningSceneRequest,
+    ApplyPlanningSceneResponse,
     MoveGroupGoal,
     MoveGroupResult,
     MoveGroupFeedback,

@@ -1,6 +1,8 @@
 //! A TF listener: the latest transform of every frame from `/tf` and `/tf_static`,
 //! composed along the tree on lookup (no time travel or interpolation: ASP asks for
-//! "where is it now").
+//! "where is it now"). Each dynamic edge remembers the stamp it came with, so that a
+//! consumer of stamped data (a camera frame) can wait until the tree is at least as new
+//! as its data ([`TfBuffer::wait_for_fresh`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -11,6 +13,7 @@ use tracing::warn;
 
 use crate::RosError;
 use crate::convert;
+use crate::msg::builtin_interfaces::Time;
 use crate::msg::tf2_msgs::TFMessage;
 use crate::transport::{AbortOnDrop, Node, Qos, Subscription, wait_until};
 
@@ -23,6 +26,13 @@ pub const TF_STATIC_QOS: Qos = Qos::latched().with_depth(100);
 struct Edge {
     parent: FrameId,
     iso: Isometry3,
+    /// The stamp of a `/tf` edge; `None` for static edges (`/tf_static`, or inserted
+    /// directly), which are always fresh.
+    stamp: Option<Time>,
+}
+
+fn stamp_key(t: &Time) -> (i32, u32) {
+    (t.sec, t.nanosec)
 }
 
 #[derive(Debug, Default)]
@@ -32,7 +42,7 @@ struct Tree {
 }
 
 impl Tree {
-    fn insert(&mut self, tf: Transform) {
+    fn insert(&mut self, tf: Transform, stamp: Option<Time>) {
         if tf.parent == tf.child {
             return;
         }
@@ -41,8 +51,48 @@ impl Tree {
             Edge {
                 parent: tf.parent,
                 iso: tf.iso,
+                stamp,
             },
         );
+    }
+
+    /// The oldest stamp of the dynamic edges between `frame` and `ancestor`; `None`
+    /// when every edge on the way is static.
+    fn oldest_stamp(&self, frame: &FrameId, ancestor: &FrameId) -> Option<Time> {
+        let mut oldest: Option<Time> = None;
+        let mut current = frame.clone();
+        let mut steps = 0;
+        while &current != ancestor && steps <= self.edges.len() {
+            let Some(edge) = self.edges.get(&current) else {
+                break;
+            };
+            if let Some(s) = edge.stamp
+                && oldest.is_none_or(|o| stamp_key(&s) < stamp_key(&o))
+            {
+                oldest = Some(s);
+            }
+            current = edge.parent.clone();
+            steps += 1;
+        }
+        oldest
+    }
+
+    /// The oldest stamp of the dynamic edges on the path between `parent` and `child`.
+    fn path_stamp(&self, parent: &FrameId, child: &FrameId) -> Option<Time> {
+        let up_child = self.chain(child);
+        let up_parent = self.chain(parent);
+        let anc = up_child
+            .iter()
+            .find(|(f, _)| up_parent.iter().any(|(g, _)| g == f))?
+            .0
+            .clone();
+        match (
+            self.oldest_stamp(child, &anc),
+            self.oldest_stamp(parent, &anc),
+        ) {
+            (Some(a), Some(b)) => Some(if stamp_key(&a) < stamp_key(&b) { a } else { b }),
+            (a, b) => a.or(b),
+        }
     }
 
     /// `root_T_frame` for every ancestor on the way up, starting with the frame itself.
@@ -98,8 +148,8 @@ impl TfBuffer {
         let tree = Arc::new(RwLock::new(Tree::default()));
         let dynamic = node.subscribe::<TFMessage>("/tf", TF_QOS)?;
         let statics = node.subscribe::<TFMessage>("/tf_static", TF_STATIC_QOS)?;
-        let t1 = tokio::spawn(listen(dynamic, tree.clone()));
-        let t2 = tokio::spawn(listen(statics, tree.clone()));
+        let t1 = tokio::spawn(listen(dynamic, tree.clone(), false));
+        let t2 = tokio::spawn(listen(statics, tree.clone(), true));
         Ok(Self {
             tree,
             node: node.clone(),
@@ -111,7 +161,7 @@ impl TfBuffer {
     pub fn insert(&self, transforms: impl IntoIterator<Item = Transform>) {
         let mut tree = self.tree.write().unwrap_or_else(|e| e.into_inner());
         for tf in transforms {
-            tree.insert(tf);
+            tree.insert(tf, None);
         }
     }
 
@@ -126,6 +176,55 @@ impl TfBuffer {
                     "no TF path from {parent:?} to {child:?} (is anyone publishing /tf?)"
                 ))
             })
+    }
+
+    /// The latest `parent → child` transform, only if every dynamic edge on its path
+    /// came with a stamp at or after `stamp` (static edges always qualify).
+    pub fn lookup_fresh(
+        &self,
+        parent: &FrameId,
+        child: &FrameId,
+        stamp: &Time,
+    ) -> Result<Transform, RosError> {
+        let tree = self.tree.read().unwrap_or_else(|e| e.into_inner());
+        let tf = tree.lookup(parent, child).ok_or_else(|| {
+            RosError::Conversion(format!(
+                "no TF path from {parent:?} to {child:?} (is anyone publishing /tf?)"
+            ))
+        })?;
+        match tree.path_stamp(parent, child) {
+            Some(s) if stamp_key(&s) < stamp_key(stamp) => Err(RosError::Conversion(format!(
+                "TF from {parent:?} to {child:?} is from {:.6} s, older than {:.6} s",
+                s.as_secs_f64(),
+                stamp.as_secs_f64()
+            ))),
+            _ => Ok(tf),
+        }
+    }
+
+    /// Waits (up to the discovery timeout, or `timeout`) until `parent → child` is known
+    /// with every dynamic edge stamped at or after `stamp`: the tree as it was when data
+    /// stamped `stamp` was taken, or newer.
+    pub async fn wait_for_fresh(
+        &self,
+        parent: &FrameId,
+        child: &FrameId,
+        stamp: &Time,
+        timeout: Option<Duration>,
+    ) -> Result<Transform, RosError> {
+        let timeout = timeout.unwrap_or(self.node.settings().discovery_timeout);
+        wait_until(
+            || {
+                format!(
+                    "TF from {parent} to {child} at {:.6} s or newer",
+                    stamp.as_secs_f64()
+                )
+            },
+            timeout,
+            || self.lookup_fresh(parent, child, stamp).is_ok(),
+        )
+        .await?;
+        self.lookup_fresh(parent, child, stamp)
     }
 
     /// Waits (up to the discovery timeout, or `timeout`) until `parent → child` is known.
@@ -146,18 +245,18 @@ impl TfBuffer {
     }
 }
 
-async fn listen(mut sub: Subscription<TFMessage>, tree: Arc<RwLock<Tree>>) {
+async fn listen(mut sub: Subscription<TFMessage>, tree: Arc<RwLock<Tree>>, is_static: bool) {
     while let Some(msg) = sub.recv().await {
         let mut parsed = Vec::with_capacity(msg.transforms.len());
         for t in &msg.transforms {
             match convert::transform(t) {
-                Ok(tf) => parsed.push(tf),
+                Ok(tf) => parsed.push((tf, (!is_static).then_some(t.header.stamp))),
                 Err(e) => warn!(topic = sub.topic(), "ignoring a transform: {e}"),
             }
         }
         let mut tree = tree.write().unwrap_or_else(|e| e.into_inner());
-        for tf in parsed {
-            tree.insert(tf);
+        for (tf, stamp) in parsed {
+            tree.insert(tf, stamp);
         }
     }
 }
@@ -171,29 +270,45 @@ mod tests {
     #[test]
     fn composes_along_the_tree() {
         let mut tree = Tree::default();
-        tree.insert(Transform::new(
-            "map",
-            "base_link",
-            Isometry3::new(
-                Vector3::new(1.0, 0.0, 0.0),
-                Vector3::z() * std::f32::consts::FRAC_PI_2,
+        let t = |s: i32| Some(Time { sec: s, nanosec: 0 });
+        tree.insert(
+            Transform::new(
+                "map",
+                "base_link",
+                Isometry3::new(
+                    Vector3::new(1.0, 0.0, 0.0),
+                    Vector3::z() * std::f32::consts::FRAC_PI_2,
+                ),
             ),
-        ));
-        tree.insert(Transform::new(
-            "base_link",
-            "link_base",
-            Isometry3::translation(0.0, 0.0, 0.5),
-        ));
-        tree.insert(Transform::new(
-            "link_base",
-            "link_tcp",
-            Isometry3::translation(0.3, 0.0, 0.2),
-        ));
-        tree.insert(Transform::new(
-            "base_link",
-            "camera",
-            Isometry3::translation(0.0, 0.1, 1.0),
-        ));
+            t(5),
+        );
+        tree.insert(
+            Transform::new(
+                "base_link",
+                "link_base",
+                Isometry3::translation(0.0, 0.0, 0.5),
+            ),
+            None,
+        );
+        tree.insert(
+            Transform::new(
+                "link_base",
+                "link_tcp",
+                Isometry3::translation(0.3, 0.0, 0.2),
+            ),
+            t(7),
+        );
+        tree.insert(
+            Transform::new("base_link", "camera", Isometry3::translation(0.0, 0.1, 1.0)),
+            t(9),
+        );
+        // the oldest dynamic edge on a path is its stamp; static edges do not count
+        assert_eq!(tree.path_stamp(&"map".into(), &"link_tcp".into()), t(5));
+        assert_eq!(tree.path_stamp(&"camera".into(), &"link_tcp".into()), t(7));
+        assert_eq!(
+            tree.path_stamp(&"base_link".into(), &"link_base".into()),
+            None
+        );
         let map_tcp = tree.lookup(&"map".into(), &"link_tcp".into()).unwrap();
         // tcp at (0.3, 0, 0.7) in base_link, base rotated 90° at x = 1 → map (1, 0.3, 0.7)
         assert_relative_eq!(

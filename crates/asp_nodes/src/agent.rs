@@ -1,0 +1,350 @@
+//! agent_node: the agent over [`GraphBackend`], whose ports are the ROS clients of the
+//! other nodes. Serves `/asp/execute_goal` (run a goal to the end) and the `/asp/execute`
+//! action (one feedback message per tool call; cancel stops the running skill or
+//! navigation), and publishes the symbolic state on `/asp/state` (latched) after every
+//! tool call.
+//!
+//! A goal's `success` is the verifier's word, not the agent's: it is true only when the
+//! agent completed the goal and the last outcome check passed
+//! ([`asp_system::verified_success`]).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use asp_agent::{Agent, AgentEvent, EventSink, GoalReport, GoalStatus, StateSink};
+use asp_config::LoadedConfig;
+use asp_core::robot::CancellationToken;
+use asp_core::{FailureKind, State};
+use asp_ros::action::{ActionServer, ActionServerOptions, GoalContext, GoalHandler, GoalOutcome};
+use asp_ros::msg::asp_interfaces::{
+    ExecuteGoal, ExecuteGoalAction, ExecuteGoalActionFeedback, ExecuteGoalActionGoal,
+    ExecuteGoalActionResult, ExecuteGoalRequest, ExecuteGoalResponse, SymbolicState, error_code,
+};
+use asp_ros::msg::builtin_interfaces::Time;
+use asp_ros::msg::std_msgs::Header;
+use asp_ros::transport::{Publisher, ServiceServer};
+use asp_ros::{Qos, Transport};
+use asp_system::{GraphBackend, Journal, NavigationPort, verified_success};
+use async_trait::async_trait;
+use tokio::sync::mpsc;
+use tracing::{info, warn};
+
+use crate::NodeError;
+use crate::affordance::AffordanceClient;
+use crate::goto::GoToClient;
+use crate::map::ObjectMapClient;
+use crate::names;
+use crate::skill::SkillClient;
+
+/// Publishes the symbolic state on `/asp/state`.
+struct StatePublisher {
+    publisher: Publisher<SymbolicState>,
+}
+
+impl StateSink for StatePublisher {
+    fn publish(&self, _goal_id: &str, state: &State) {
+        let msg = SymbolicState::from_state(state, Header::new(Time::now(), ""));
+        if let Err(e) = self.publisher.publish(msg) {
+            warn!("cannot publish {}: {e}", names::STATE_TOPIC);
+        }
+    }
+}
+
+/// `tool(key=value, …)` for feedback.
+pub fn call_text(tool: &str, args: &serde_json::Value) -> String {
+    let inner = match args.as_object() {
+        Some(map) => map
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        None => args.to_string(),
+    };
+    format!("{tool}({inner})")
+}
+
+/// Routes the agent's events to the feedback of the goal they belong to.
+#[derive(Default)]
+struct FeedbackRouter {
+    goals: Mutex<HashMap<String, mpsc::UnboundedSender<ExecuteGoalActionFeedback>>>,
+    calls: Mutex<HashMap<(String, u32), String>>,
+}
+
+impl FeedbackRouter {
+    fn register(&self, goal_id: &str) -> mpsc::UnboundedReceiver<ExecuteGoalActionFeedback> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.goals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(goal_id.to_owned(), tx);
+        rx
+    }
+
+    fn unregister(&self, goal_id: &str) {
+        self.goals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(goal_id);
+        self.calls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .retain(|(g, _), _| g != goal_id);
+    }
+}
+
+impl EventSink for FeedbackRouter {
+    fn emit(&self, event: &AgentEvent) {
+        let mut calls = self
+            .calls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match event {
+            AgentEvent::ToolCalled {
+                goal_id,
+                index,
+                tool,
+                args,
+                ..
+            } => {
+                calls.insert((goal_id.clone(), *index), call_text(tool, args));
+            }
+            AgentEvent::ToolFinished {
+                goal_id,
+                index,
+                tool,
+                output,
+                state,
+                ..
+            } => {
+                let tool_call = calls
+                    .remove(&(goal_id.clone(), *index))
+                    .unwrap_or_else(|| format!("{tool}(…)"));
+                let feedback = ExecuteGoalActionFeedback {
+                    step: *index,
+                    tool_call,
+                    success: output.success,
+                    outcome: output.feedback_msg.clone(),
+                    state: SymbolicState::from_state(state, Header::new(Time::now(), "")),
+                };
+                drop(calls);
+                if let Some(tx) = self
+                    .goals
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .get(goal_id)
+                {
+                    let _ = tx.send(feedback);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// What a goal's result says: success (verified), error code, error message, summary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GoalAnswer {
+    pub success: bool,
+    pub error_code: u16,
+    pub error_msg: String,
+    pub summary: String,
+}
+
+/// The answer for a finished goal (see the module notes on success).
+pub fn answer(report: &GoalReport) -> GoalAnswer {
+    let last_failure = report.events.iter().rev().find_map(|e| match e {
+        AgentEvent::ToolFinished { output, .. } if !output.success => {
+            output.failure.as_ref().map(|f| f.kind)
+        }
+        _ => None,
+    });
+    let (success, kind, msg) = match &report.status {
+        GoalStatus::Completed if verified_success(report) => (true, None, String::new()),
+        GoalStatus::Completed => (
+            false,
+            Some(FailureKind::Verification),
+            "the agent finished, but no outcome check of the verifier confirmed it".to_owned(),
+        ),
+        GoalStatus::Failed { error } => {
+            use asp_agent::GoalErrorCode as C;
+            let kind = match error.code {
+                C::Unplannable => FailureKind::InvalidArgument,
+                C::ModelUnavailable | C::MalformedOutput | C::ModelGaveUp => {
+                    last_failure.unwrap_or(FailureKind::Internal)
+                }
+                C::ToolCallCap | C::RetryLimit | C::SubtaskFailed => {
+                    last_failure.unwrap_or(FailureKind::Internal)
+                }
+            };
+            (false, Some(kind), error.message.clone())
+        }
+        GoalStatus::Cancelled => (
+            false,
+            Some(FailureKind::Cancelled),
+            "the goal was cancelled".to_owned(),
+        ),
+    };
+    GoalAnswer {
+        success,
+        error_code: kind.map_or(0, error_code),
+        error_msg: msg,
+        summary: report.summary.clone(),
+    }
+}
+
+/// Runs ExecuteGoal action goals on the agent.
+struct ExecuteHandler {
+    agent: Arc<Agent>,
+    router: Arc<FeedbackRouter>,
+}
+
+#[async_trait]
+impl GoalHandler<ExecuteGoalAction> for ExecuteHandler {
+    fn validate(&self, goal: &ExecuteGoalActionGoal) -> Result<(), String> {
+        if goal.goal.trim().is_empty() {
+            Err("the goal is empty".into())
+        } else {
+            Ok(())
+        }
+    }
+
+    async fn execute(
+        &self,
+        goal: ExecuteGoalActionGoal,
+        ctx: GoalContext<ExecuteGoalAction>,
+    ) -> GoalOutcome<ExecuteGoalActionResult> {
+        let id = ctx.goal_id().to_string();
+        let mut feedback = self.router.register(&id);
+        let run = async {
+            let report = self
+                .agent
+                .run_goal(id.clone(), &goal.goal, ctx.cancellation().clone())
+                .await;
+            self.router.unregister(&id);
+            report
+        };
+        let forward = async {
+            while let Some(f) = feedback.recv().await {
+                if let Err(e) = ctx.publish_feedback(f) {
+                    warn!("{}: feedback: {e}", names::EXECUTE_ACTION);
+                }
+            }
+        };
+        let (report, ()) = tokio::join!(run, forward);
+        let a = answer(&report);
+        info!(goal = %goal.goal, success = a.success, "{}", report.summary);
+        let result = ExecuteGoalActionResult {
+            success: a.success,
+            error_code: a.error_code,
+            error_msg: a.error_msg,
+            summary: a.summary,
+        };
+        match report.status {
+            GoalStatus::Cancelled => GoalOutcome::Canceled(result),
+            _ if result.success => GoalOutcome::Succeeded(result),
+            _ => GoalOutcome::Aborted(result),
+        }
+    }
+}
+
+/// The running agent_node.
+pub struct AgentNode {
+    pub agent: Arc<Agent>,
+    /// What every backend call found (for reports and tests).
+    pub journal: Journal,
+    _service: ServiceServer,
+    _action: ActionServer<ExecuteGoalAction>,
+}
+
+impl std::fmt::Debug for AgentNode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentNode")
+            .field("agent", &self.agent)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Starts agent_node.
+pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<AgentNode, NodeError> {
+    let c = &cfg.config;
+    let node = transport.node("agent_node")?;
+    let map = Arc::new(ObjectMapClient::new(&node)?.with_crops(false));
+    let affordance = Arc::new(AffordanceClient::new(&node)?);
+    let skills = Arc::new(SkillClient::new(&node)?);
+    let navigation = if c.agent_node.mobile {
+        Some(Arc::new(GoToClient::new(&node)?) as Arc<dyn NavigationPort>)
+    } else {
+        None
+    };
+    let journal = Journal::default();
+    let backend =
+        GraphBackend::new(map, affordance, skills, navigation).with_journal(journal.clone());
+    let state = Arc::new(StatePublisher {
+        publisher: node.publisher::<SymbolicState>(names::STATE_TOPIC, Qos::latched())?,
+    });
+    state.publish("", &State::default());
+    let router = Arc::new(FeedbackRouter::default());
+    let agent = Arc::new(
+        Agent::from_config(c, Arc::new(backend))?
+            .with_state_sink(state)
+            .with_event_sink(router.clone()),
+    );
+
+    let counter = Arc::new(AtomicU64::new(0));
+    let a = agent.clone();
+    let service = node.serve::<ExecuteGoal, _, _>(
+        names::EXECUTE_GOAL_SERVICE,
+        move |req: ExecuteGoalRequest| {
+            let (a, n) = (a.clone(), counter.fetch_add(1, Ordering::Relaxed) + 1);
+            async move {
+                if req.goal.trim().is_empty() {
+                    return ExecuteGoalResponse {
+                        success: false,
+                        error_code: error_code(FailureKind::InvalidArgument),
+                        error_msg: "the goal is empty".into(),
+                        summary: String::new(),
+                    };
+                }
+                let report = a
+                    .run_goal(format!("srv-{n}"), &req.goal, CancellationToken::new())
+                    .await;
+                let ans = answer(&report);
+                info!(goal = %req.goal, success = ans.success, "{}", report.summary);
+                ExecuteGoalResponse {
+                    success: ans.success,
+                    error_code: ans.error_code,
+                    error_msg: ans.error_msg,
+                    summary: ans.summary,
+                }
+            }
+        },
+    )?;
+    let action = node.action_server::<ExecuteGoalAction, _>(
+        names::EXECUTE_ACTION,
+        ActionServerOptions::default(),
+        ExecuteHandler {
+            agent: agent.clone(),
+            router,
+        },
+    )?;
+    info!(agent = ?agent.kind(), mobile = c.agent_node.mobile, "agent_node serving");
+    Ok(AgentNode {
+        agent,
+        journal,
+        _service: service,
+        _action: action,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn call_text_lists_arguments() {
+        let args = serde_json::json!({"obj_key": "apple_0"});
+        assert_eq!(call_text("grasp", &args), "grasp(obj_key=\"apple_0\")");
+        assert_eq!(call_text("remap", &serde_json::json!(null)), "remap(null)");
+    }
+}

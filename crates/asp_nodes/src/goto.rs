@@ -1,0 +1,167 @@
+//! go_to_node's port over ROS: [`serve_go_to`] serves any [`NavigationPort`] as the GoTo
+//! action, [`GoToClient`] implements the port against it (a cancelled token cancels the
+//! goal, which stops the base).
+
+use std::sync::Arc;
+
+use asp_core::FailureKind;
+use asp_core::ObjectKey;
+use asp_core::robot::CancellationToken;
+use asp_ros::Node;
+use asp_ros::action::{
+    ActionClient, ActionServer, ActionServerOptions, GoalContext, GoalHandler, GoalOutcome,
+};
+use asp_ros::msg::asp_interfaces::GoToGoal as GoToGoalMsg;
+use asp_ros::msg::asp_interfaces::{Failure, GoTo, GoToFeedback, GoToResult};
+use asp_system::{GoToGoal, GoToReply, NavigationPort, ServiceError};
+use async_trait::async_trait;
+use tokio::sync::watch;
+
+use crate::NodeError;
+use crate::names;
+use crate::wire::{failure_of, from_json, service_error, to_json, transport_error};
+
+/// A reply for a goal that never reached go_to (or whose answer was lost).
+pub fn failed_reply(e: &ServiceError) -> GoToReply {
+    GoToReply {
+        arrived: false,
+        failure: Some(e.failure.clone()),
+        message: e.message.clone(),
+        selection: None,
+        final_pose: None,
+        affordance_part: None,
+        relocalized: None,
+    }
+}
+
+/// The port's goal of an action goal.
+pub fn goal_of(msg: &GoToGoalMsg) -> Result<GoToGoal, ServiceError> {
+    let key = ObjectKey::new(&msg.key).map_err(|e| {
+        ServiceError::new(
+            FailureKind::InvalidArgument,
+            format!("{:?} is not an object key: {e}", msg.key),
+        )
+    })?;
+    Ok(GoToGoal {
+        key,
+        action: msg.action.clone(),
+    })
+}
+
+/// The result of a reply.
+pub fn result_of(reply: &GoToReply) -> GoToResult {
+    let failure = match &reply.failure {
+        Some(f) => Failure::from_core(f, reply.message.clone()),
+        None if reply.arrived => Failure::default(),
+        None => Failure::from_core(
+            &asp_core::Failure::new(FailureKind::Navigation),
+            reply.message.clone(),
+        ),
+    };
+    match to_json(reply, "the go_to reply") {
+        Ok(reply_json) => GoToResult {
+            arrived: reply.arrived,
+            failure,
+            message: reply.message.clone(),
+            reply_json,
+        },
+        Err(e) => GoToResult {
+            failure: failure_of(&e),
+            message: e.message,
+            ..GoToResult::default()
+        },
+    }
+}
+
+/// Runs GoTo goals on a [`NavigationPort`].
+pub struct GoToHandler {
+    port: Arc<dyn NavigationPort>,
+}
+
+impl std::fmt::Debug for GoToHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("GoToHandler")
+    }
+}
+
+#[async_trait]
+impl GoalHandler<GoTo> for GoToHandler {
+    async fn execute(&self, goal: GoToGoalMsg, ctx: GoalContext<GoTo>) -> GoalOutcome<GoToResult> {
+        let goal = match goal_of(&goal) {
+            Ok(g) => g,
+            Err(e) => return GoalOutcome::Aborted(result_of(&failed_reply(&e))),
+        };
+        let _ = ctx.publish_feedback(GoToFeedback {
+            message: format!("going to {} to {:?}", goal.key, goal.action),
+        });
+        let reply = self.port.go_to(&goal, ctx.cancellation()).await;
+        let result = result_of(&reply);
+        if reply.arrived {
+            GoalOutcome::Succeeded(result)
+        } else if ctx.is_cancelled() {
+            GoalOutcome::Canceled(result)
+        } else {
+            GoalOutcome::Aborted(result)
+        }
+    }
+}
+
+/// Serves `port` as the GoTo action on `node`; while `estop` reads `true` the server
+/// aborts the running goal and rejects new ones.
+pub fn serve_go_to(
+    node: &Node,
+    port: Arc<dyn NavigationPort>,
+    estop: Option<watch::Receiver<bool>>,
+) -> Result<ActionServer<GoTo>, NodeError> {
+    Ok(node.action_server(
+        names::GO_TO_ACTION,
+        ActionServerOptions {
+            estop,
+            ..ActionServerOptions::default()
+        },
+        GoToHandler { port },
+    )?)
+}
+
+/// [`NavigationPort`] over go_to_node's GoTo action.
+#[derive(Debug, Clone)]
+pub struct GoToClient {
+    client: ActionClient<GoTo>,
+}
+
+impl GoToClient {
+    pub fn new(node: &Node) -> Result<Self, NodeError> {
+        Ok(Self {
+            client: node.action_client(names::GO_TO_ACTION)?,
+        })
+    }
+}
+
+#[async_trait]
+impl NavigationPort for GoToClient {
+    async fn go_to(&self, goal: &GoToGoal, cancel: &CancellationToken) -> GoToReply {
+        let msg = GoToGoalMsg {
+            key: goal.key.as_str().to_owned(),
+            action: goal.action.clone(),
+        };
+        let r = match self
+            .client
+            .execute(msg, cancel, |_f: GoToFeedback| {})
+            .await
+        {
+            Ok(r) => r,
+            Err(_) if cancel.is_cancelled() => {
+                return failed_reply(&ServiceError::cancelled("go_to"));
+            }
+            Err(e) => return failed_reply(&transport_error(&e, names::GO_TO_ACTION)),
+        };
+        if r.result.reply_json.is_empty() {
+            let e = service_error(&r.result.failure).unwrap_or_else(|| {
+                ServiceError::internal(format!("go_to ended {:?} without a reply", r.state))
+            });
+            return failed_reply(&e);
+        }
+        from_json::<GoToReply>(&r.result.reply_json, "the go_to reply")
+            .unwrap_or_else(|e| failed_reply(&e))
+    }
+}

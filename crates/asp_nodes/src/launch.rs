@@ -1,0 +1,300 @@
+//! Starts the node binaries as separate processes (what `asp launch` does): every node
+//! gets the same configuration arguments, its output lines come back prefixed with its
+//! name, and one shutdown (Ctrl-C, or a node that dies) stops them all: SIGINT first,
+//! SIGKILL for those still running after a grace period.
+
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tracing::{info, warn};
+
+use crate::NodeError;
+
+/// The product nodes, in start order.
+pub const PRODUCT_NODES: [&str; 6] = [
+    "verifier_node",
+    "object_map_node",
+    "affordance_node",
+    "skill_executor_node",
+    "go_to_node",
+    "agent_node",
+];
+
+/// What to launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaunchTarget {
+    /// The sim node and every product node.
+    Sim,
+    /// The product nodes only, against a real robot's MoveIt 2, Nav2, cameras and gripper
+    /// controller.
+    Robot,
+}
+
+impl LaunchTarget {
+    /// The binaries, in start order.
+    pub fn nodes(self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self == LaunchTarget::Sim {
+            out.push("sim_node");
+        }
+        out.extend(PRODUCT_NODES);
+        out
+    }
+
+    /// Overrides the target implies, before the user's: a robot has no render service and
+    /// no ground-truth observer.
+    pub fn implied_overrides(self) -> Vec<String> {
+        match self {
+            LaunchTarget::Sim => Vec::new(),
+            LaunchTarget::Robot => vec![
+                "/**.cameras.sim_render=false".into(),
+                "skill_executor_node.observer=none".into(),
+            ],
+        }
+    }
+}
+
+/// Receives every output line of every node: `(node, line)`.
+pub type LineSink = Arc<dyn Fn(&str, &str) + Send + Sync>;
+
+/// How a launch ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaunchReport {
+    /// The node that exited on its own first, and its exit code (`None`: killed by a
+    /// signal), when that is what ended the launch.
+    pub first_exit: Option<(String, Option<i32>)>,
+    /// Each node's exit code after the shutdown (`None`: killed by a signal).
+    pub exits: Vec<(String, Option<i32>)>,
+}
+
+impl LaunchReport {
+    /// Whether every node stopped cleanly after a requested shutdown.
+    pub fn clean(&self) -> bool {
+        self.first_exit.is_none() && self.exits.iter().all(|(_, c)| *c == Some(0))
+    }
+}
+
+/// Launches node binaries from one folder.
+#[derive(Clone)]
+pub struct Launcher {
+    bin_dir: PathBuf,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    grace: Duration,
+    sink: LineSink,
+}
+
+impl std::fmt::Debug for Launcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Launcher")
+            .field("bin_dir", &self.bin_dir)
+            .field("args", &self.args)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Sends SIGINT to a process (as Ctrl-C in its terminal would).
+async fn interrupt(pid: u32) {
+    let sent = Command::new("kill")
+        .arg("-INT")
+        .arg(pid.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .await;
+    if let Err(e) = sent {
+        warn!(pid, "cannot send SIGINT: {e}");
+    }
+}
+
+impl Launcher {
+    /// Binaries from `bin_dir`; every node gets `args` (e.g. `--config-dir`, `--set`);
+    /// output lines go to `sink`.
+    pub fn new(bin_dir: impl Into<PathBuf>, args: Vec<String>, sink: LineSink) -> Self {
+        Self {
+            bin_dir: bin_dir.into(),
+            args,
+            env: Vec::new(),
+            grace: Duration::from_secs(10),
+            sink,
+        }
+    }
+
+    /// Sets an environment variable of every node (e.g. `ROS_DOMAIN_ID`).
+    pub fn env(mut self, key: &str, value: &str) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// How long nodes get to stop after SIGINT before they are killed.
+    pub fn grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
+    /// The node binaries of `target` missing from the folder.
+    pub fn missing(&self, target: LaunchTarget) -> Vec<PathBuf> {
+        target
+            .nodes()
+            .into_iter()
+            .map(|n| self.bin_dir.join(n))
+            .filter(|p| !p.is_file())
+            .collect()
+    }
+
+    pub fn bin_dir(&self) -> &Path {
+        &self.bin_dir
+    }
+
+    fn spawn(&self, name: &str, extra: &[String]) -> Result<Child, NodeError> {
+        let mut cmd = Command::new(self.bin_dir.join(name));
+        cmd.args(&self.args)
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().map_err(|e| NodeError::Io {
+            what: format!("starting {}", self.bin_dir.join(name).display()),
+            source: e,
+        })?;
+        let sink = self.sink.clone();
+        for out in [
+            child
+                .stdout
+                .take()
+                .map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Send + Unpin>),
+            child
+                .stderr
+                .take()
+                .map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Send + Unpin>),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let (sink, name) = (sink.clone(), name.to_owned());
+            tokio::spawn(async move {
+                let mut lines = BufReader::new(out).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    sink(&name, &line);
+                }
+            });
+        }
+        Ok(child)
+    }
+
+    /// Starts `target`'s nodes (`extra[i]` are further arguments of the node of that
+    /// name), runs until `shutdown` resolves or a node exits, then stops them all.
+    pub async fn run(
+        &self,
+        target: LaunchTarget,
+        extra: &[(&str, Vec<String>)],
+        shutdown: impl std::future::Future<Output = ()>,
+    ) -> Result<LaunchReport, NodeError> {
+        let missing = self.missing(target);
+        if !missing.is_empty() {
+            return Err(NodeError::Launch(format!(
+                "node binaries not found: {} (build them with `cargo build -p asp_nodes`, or set ASP_NODE_BIN_DIR)",
+                missing
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        let mut children: Vec<(String, Child)> = Vec::new();
+        for name in target.nodes() {
+            let more: Vec<String> = extra
+                .iter()
+                .filter(|(n, _)| *n == name)
+                .flat_map(|(_, a)| a.clone())
+                .collect();
+            match self.spawn(name, &more) {
+                Ok(c) => {
+                    info!(node = name, pid = c.id(), "started");
+                    children.push((name.to_owned(), c));
+                }
+                Err(e) => {
+                    self.stop(&mut children).await;
+                    return Err(e);
+                }
+            }
+        }
+        // wait for the shutdown or the first node to exit
+        let first_exit = {
+            let exited = async {
+                loop {
+                    for (name, c) in children.iter_mut() {
+                        if let Ok(Some(status)) = c.try_wait() {
+                            return (name.clone(), status.code());
+                        }
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            };
+            tokio::select! {
+                () = shutdown => None,
+                e = exited => Some(e),
+            }
+        };
+        if let Some((name, code)) = &first_exit {
+            warn!(node = %name, code = ?code, "a node exited; stopping the others");
+        }
+        let exits = self.stop(&mut children).await;
+        Ok(LaunchReport { first_exit, exits })
+    }
+
+    /// SIGINT to every running node (in reverse start order), SIGKILL after the grace.
+    async fn stop(&self, children: &mut [(String, Child)]) -> Vec<(String, Option<i32>)> {
+        for (_, c) in children.iter_mut().rev() {
+            if let (Ok(None), Some(pid)) = (c.try_wait(), c.id()) {
+                interrupt(pid).await;
+            }
+        }
+        let mut out = Vec::new();
+        for (name, c) in children.iter_mut() {
+            let status: Option<ExitStatus> = match tokio::time::timeout(self.grace, c.wait()).await
+            {
+                Ok(Ok(s)) => Some(s),
+                Ok(Err(e)) => {
+                    warn!(node = %name, "waiting for the node: {e}");
+                    None
+                }
+                Err(_) => {
+                    warn!(node = %name, "did not stop within the grace period; killing it");
+                    let _ = c.kill().await;
+                    None
+                }
+            };
+            out.push((name.clone(), status.and_then(|s| s.code())));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_list_their_nodes_sim_first() {
+        assert_eq!(LaunchTarget::Sim.nodes()[0], "sim_node");
+        assert_eq!(LaunchTarget::Sim.nodes().len(), 7);
+        assert!(!LaunchTarget::Robot.nodes().contains(&"sim_node"));
+        assert!(
+            LaunchTarget::Robot
+                .implied_overrides()
+                .iter()
+                .any(|o| o.contains("sim_render=false"))
+        );
+        let l = Launcher::new("/nonexistent", vec![], Arc::new(|_: &str, _: &str| {}));
+        assert_eq!(l.missing(LaunchTarget::Robot).len(), 6);
+    }
+}

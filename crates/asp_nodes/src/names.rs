@@ -1,0 +1,95 @@
+//! The names of ASP's own topics, services and actions. The robot-facing ones (MoveIt,
+//! Nav2, the gripper controller, the cameras, `/map`, the e-stop) come from the
+//! configuration instead, so that they can follow a robot's stack.
+
+use asp_config::sections::common::CamerasConfig;
+
+/// agent_node: run a language goal to the end (`asp_interfaces/srv/ExecuteGoal`).
+pub const EXECUTE_GOAL_SERVICE: &str = "/asp/execute_goal";
+/// agent_node: the same with per-tool-call feedback and cancel
+/// (`asp_interfaces/action/ExecuteGoal`).
+pub const EXECUTE_ACTION: &str = "/asp/execute";
+/// agent_node: the symbolic state after every tool call (latched).
+pub const STATE_TOPIC: &str = "/asp/state";
+
+/// object_map_node's services.
+pub const RETRIEVE_SERVICE: &str = "/asp/object_map/retrieve";
+pub const SPATIAL_SERVICE: &str = "/asp/object_map/spatial_query";
+pub const GET_OBJECT_SERVICE: &str = "/asp/object_map/get_object";
+pub const SNAPSHOT_SERVICE: &str = "/asp/object_map/snapshot";
+pub const REBUILD_SERVICE: &str = "/asp/object_map/rebuild";
+pub const RELOCALIZE_SERVICE: &str = "/asp/object_map/relocalize";
+/// object_map_node: what the map holds (latched).
+pub const OBJECT_MAP_TOPIC: &str = "/asp/object_map";
+
+/// affordance_node: affordance detection (`asp_interfaces/action/DetectAffordances`).
+pub const DETECT_ACTION: &str = "/asp/affordance/detect";
+/// skill_executor_node: one skill (`asp_interfaces/action/ExecuteSkill`).
+pub const SKILL_ACTION: &str = "/asp/skill/execute";
+/// go_to_node: affordance-facing navigation (`asp_interfaces/action/GoTo`).
+pub const GO_TO_ACTION: &str = "/asp/go_to";
+
+/// verifier_node: the commit gate and the outcome check.
+pub const COMMIT_SERVICE: &str = "/asp/verifier/commit";
+pub const OUTCOME_SERVICE: &str = "/asp/verifier/check_outcome";
+/// verifier_node: every verdict (reliable, transient local).
+pub const VERDICTS_TOPIC: &str = "/asp/verdicts";
+
+/// SIMULATION ONLY: the simulator's ground truth of the objects a skill acts on.
+pub const SIM_OBSERVE_SERVICE: &str = "/sim/ground_truth/observe";
+
+/// SIMULATION ONLY: render camera `camera` now.
+pub fn sim_render_service(camera: &str) -> String {
+    format!("/sim/{camera}/render")
+}
+
+/// SIMULATION ONLY: camera `camera`'s ground-truth labels and legend.
+pub fn sim_ground_truth_topic(camera: &str) -> String {
+    format!("/sim/{camera}/ground_truth")
+}
+
+/// The topics of camera `camera`: colour image, registered depth, camera info.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CameraTopics {
+    pub image: String,
+    pub depth: String,
+    pub info: String,
+}
+
+impl CameraTopics {
+    pub fn new(cfg: &CamerasConfig, camera: &str) -> Self {
+        let prefix = if cfg.topic_prefix.ends_with('/') {
+            cfg.topic_prefix.clone()
+        } else {
+            format!("{}/", cfg.topic_prefix)
+        };
+        let t = |rel: &str| format!("{prefix}{camera}/{}", rel.trim_start_matches('/'));
+        Self {
+            image: t(&cfg.image_topic),
+            depth: t(&cfg.depth_topic),
+            info: t(&cfg.info_topic),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn camera_topics_follow_the_prefix() {
+        let cfg = CamerasConfig::default();
+        let t = CameraTopics::new(&cfg, "wrist");
+        assert_eq!(t.image, "/wrist/color/image_raw");
+        assert_eq!(t.depth, "/wrist/aligned_depth_to_color/image_raw");
+        assert_eq!(t.info, "/wrist/color/camera_info");
+        let cfg = CamerasConfig {
+            topic_prefix: "/robot".into(),
+            ..CamerasConfig::default()
+        };
+        assert_eq!(
+            CameraTopics::new(&cfg, "head").info,
+            "/robot/head/color/camera_info"
+        );
+    }
+}

@@ -1,0 +1,138 @@
+//! The whole node graph in one process on the in-process bus: the sim node and every
+//! product node, talking only through their ROS interfaces. A client sends the tabletop
+//! scenario's goal to `/asp/execute` like any ROS program would; success is judged by
+//! the scenario's predicate on the simulator's state, which no node reads.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use asp_core::robot::CancellationToken;
+use asp_nodes::graph::start_graph;
+use asp_nodes::nodes::NodeOptions;
+use asp_ros::msg::TerminalState;
+use asp_ros::msg::asp_interfaces::{
+    ExecuteGoalAction, ExecuteGoalActionFeedback, ExecuteGoalActionGoal, ObjectMapSummary,
+    SymbolicState, Verdict,
+};
+use asp_ros::{Qos, Transport, TransportSettings};
+use asp_sim::scenario::Scenario;
+use asp_system::JournalEntry;
+use asp_system::system::scenario_simulation;
+use common::{config, config_dir};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apple_goes_into_the_bowl_through_the_execute_action() {
+    let data = tempfile::tempdir().unwrap();
+    let cfg = config(&data, &[]);
+    let sc = Scenario::load(config_dir().join("scenarios/tabletop/apple_in_bowl.yaml")).unwrap();
+    let sim = scenario_simulation(&cfg, &sc, None).unwrap();
+    let transport = Transport::in_process_with(TransportSettings {
+        call_timeout: Duration::from_secs(900),
+        ..TransportSettings::default()
+    });
+    let options = NodeOptions {
+        memory: false,
+        verifier_instance: Some(1),
+    };
+    let graph = start_graph(&cfg, &transport, Some(sim.clone()), &options)
+        .await
+        .unwrap();
+
+    let me = transport.node("test_client").unwrap();
+    let mut verdicts = me
+        .subscribe::<Verdict>("/asp/verdicts", asp_nodes::verifier::VERDICTS_QOS)
+        .unwrap();
+    let client = me
+        .action_client::<ExecuteGoalAction>("/asp/execute")
+        .unwrap();
+    let feedback = Arc::new(Mutex::new(Vec::<ExecuteGoalActionFeedback>::new()));
+    let fb = feedback.clone();
+    let result = client
+        .execute(
+            ExecuteGoalActionGoal {
+                goal: sc.spec.goal.clone(),
+            },
+            &CancellationToken::new(),
+            move |f| fb.lock().unwrap().push(f),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        result.state,
+        TerminalState::Succeeded,
+        "{:?}",
+        result.result
+    );
+    assert!(result.result.success && result.result.error_code == 0);
+    assert!(
+        sim.holds(&sc.spec.success),
+        "the goal succeeded but the apple is not in the bowl"
+    );
+
+    // one feedback message per tool call, in order, each naming its call
+    let feedback = feedback.lock().unwrap().clone();
+    assert!(feedback.len() >= 3, "{feedback:#?}");
+    for (i, f) in feedback.iter().enumerate() {
+        assert_eq!(f.step as usize, i + 1, "{feedback:#?}");
+        assert!(f.tool_call.contains('('), "{}", f.tool_call);
+    }
+    let last = feedback.last().unwrap();
+    assert!(
+        last.success && last.state.held_object.is_empty(),
+        "{last:?}"
+    );
+
+    // the latched state and map summary reach a late subscriber
+    let mut state = me
+        .subscribe::<SymbolicState>("/asp/state", Qos::latched())
+        .unwrap();
+    let s = state.recv_timeout(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(
+        (s.held_object, s.inventory),
+        (last.state.held_object.clone(), last.state.inventory.clone())
+    );
+    let mut map = me
+        .subscribe::<ObjectMapSummary>("/asp/object_map", Qos::latched())
+        .unwrap();
+    let m = map.recv_timeout(Duration::from_secs(10)).await.unwrap();
+    assert!(m.objects > 0 && !m.keys.is_empty(), "{m:?}");
+
+    // every skill committed through the verifier node, whose verdicts were published
+    let skills: Vec<_> = graph
+        .agent
+        .journal
+        .entries()
+        .into_iter()
+        .filter_map(|e| match e {
+            JournalEntry::Skill { reply, .. } => Some(reply),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        skills.iter().filter(|r| r.succeeded).count() >= 2,
+        "{skills:#?}"
+    );
+    let mut seen = Vec::new();
+    while let Some(v) = verdicts.try_recv() {
+        seen.push(v);
+    }
+    for r in skills.iter().filter(|r| r.succeeded) {
+        let commit = r.report.commit.as_ref().unwrap();
+        let outcome = r.report.outcome.as_ref().unwrap();
+        assert!(commit.accepted && outcome.succeeded());
+        assert_eq!(commit.step.0 >> 32, 1, "the verifier node's instance");
+        assert!(
+            seen.iter()
+                .any(|v| v.stage == "commit" && v.step == commit.step.0 && v.passed),
+            "commit {} not published: {seen:?}",
+            commit.step
+        );
+        assert!(
+            seen.iter()
+                .any(|v| v.stage == "outcome" && v.step == outcome.step.0 && v.passed)
+        );
+    }
+}

@@ -1,0 +1,48 @@
+"""Include: ASP's node binaries as processes (not a ROS package: the binaries are pure Rust
+and live in one folder, /opt/asp/bin in the Docker image).
+
+Launch arguments:
+  bin_dir      folder of the node binaries      [$ASP_BIN_DIR, else /opt/asp/bin]
+  config_dir   folder of the parameter files    [$ASP_CONFIG_DIR, else /opt/asp/config]
+  params_file  an extra ROS 2 parameter file read after config_dir (robot-specific
+               values: MoveIt/Nav2 names, camera topics, safety limits) ['' = none]
+  nodes        comma-separated nodes to start, in order
+  extra_args   further arguments for every node, e.g. "--set agent_node.mobile=true"
+"""
+import os
+
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, OpaqueFunction, ExecuteProcess
+from launch.substitutions import LaunchConfiguration
+
+PRODUCT_NODES = "verifier_node,object_map_node,affordance_node,skill_executor_node,go_to_node,agent_node"
+
+
+def _processes(context):
+    bin_dir = LaunchConfiguration("bin_dir").perform(context)
+    config_dir = LaunchConfiguration("config_dir").perform(context)
+    params_file = LaunchConfiguration("params_file").perform(context)
+    extra = LaunchConfiguration("extra_args").perform(context).split()
+    scenario = LaunchConfiguration("scenario").perform(context)
+    out = []
+    for node in [n.strip() for n in LaunchConfiguration("nodes").perform(context).split(",") if n.strip()]:
+        cmd = [os.path.join(bin_dir, node), "--config-dir", config_dir] + extra
+        if node == "sim_node" and scenario:
+            cmd += ["--scenario", scenario]
+        if params_file:
+            cmd += ["--ros-args", "--params-file", params_file]
+        # SIGINT first (the nodes stop their servers and exit 0), SIGTERM after 10 s
+        out.append(ExecuteProcess(cmd=cmd, name=node, output="screen", sigterm_timeout="10"))
+    return out
+
+
+def generate_launch_description():
+    return LaunchDescription([
+        DeclareLaunchArgument("bin_dir", default_value=os.environ.get("ASP_BIN_DIR", "/opt/asp/bin")),
+        DeclareLaunchArgument("config_dir", default_value=os.environ.get("ASP_CONFIG_DIR", "/opt/asp/config")),
+        DeclareLaunchArgument("params_file", default_value=""),
+        DeclareLaunchArgument("nodes", default_value=PRODUCT_NODES),
+        DeclareLaunchArgument("extra_args", default_value=""),
+        DeclareLaunchArgument("scenario", default_value=""),
+        OpaqueFunction(function=_processes),
+    ])
