@@ -40,6 +40,17 @@ fn every_file_under_config_loads() {
                 .unwrap_or_else(|e| panic!("{e}"));
         } else if kind == "scenarios" && rel.extension().is_some_and(|e| e == "yaml") {
             Scenario::load(f).unwrap_or_else(|e| panic!("{e}"));
+        } else if kind == "suites" && rel.extension().is_some_and(|e| e == "yaml") {
+            // evaluation suites: every scenario loads, and the suite's parameters apply on
+            // top of the parameter files in config/
+            let suite = asp_eval::Suite::load(f).unwrap_or_else(|e| panic!("{e}"));
+            assert!(
+                !suite.scenarios.is_empty(),
+                "{}: no scenarios",
+                rel.display()
+            );
+            asp_eval::suite::load_config(&config, &suite.overrides)
+                .unwrap_or_else(|e| panic!("{}: {e}", rel.display()));
         } else if kind == "memory" {
             // common-sense priors seeded into the affordance memory
             asp_memory::SeedFile::load(f).unwrap_or_else(|e| panic!("{e}"));

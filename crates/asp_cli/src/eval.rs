@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 
 use asp_config::sections::agent::LlmBackend;
-use asp_eval::{EpisodeResult, EpisodeSpec, EvalError, EvalSettings, InProcess, Progress, Suite};
+use asp_eval::{EpisodeResult, EpisodeSpec, EvalError, EvalSettings, NodeGraph, Progress, Suite};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// What `asp eval` was asked.
@@ -169,7 +169,8 @@ pub fn eval(config_dir: &Path, overrides: &[String], opts: &EvalOptions) -> Exit
         suite.spec.description
     ));
     bars.println(HEADER);
-    let launcher = InProcess::default();
+    // the node graph on an in-process ROS bus: the same node code as `asp launch`
+    let launcher = NodeGraph::default();
     let results = runtime.block_on(asp_eval::run_suite(&suite, &settings, &launcher, &bars));
     bars.bar.finish_and_clear();
     let results = match results {

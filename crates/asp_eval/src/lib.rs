@@ -3,8 +3,9 @@
 //! - [`suite`]: suite files (`config/suites/*.yaml`): scenario files and parameter
 //!   overrides for every scenario of the suite.
 //! - [`runner`]: suite × runs × seed; every episode is a fresh simulation of its scenario
-//!   and a freshly started system ([`runner::Launcher`]; [`runner::InProcess`] wires the
-//!   nodes' logic in this process), judged by the scenario's success predicate and
+//!   and a freshly started system ([`runner::Launcher`]: [`graph::NodeGraph`] starts the
+//!   ROS node graph on an in-process bus, [`runner::InProcess`] wires the nodes' services
+//!   directly), judged by the scenario's success predicate and
 //!   partial-credit levels on the simulator's state, which no part of the system reads.
 //! - [`episode`]: per-episode figures (success, progress, tool/LLM/skill calls, tokens,
 //!   verifier rejections, wall times), the failure class read from the trace
@@ -17,6 +18,7 @@
 
 pub mod episode;
 pub mod error;
+pub mod graph;
 pub mod image;
 pub mod report;
 pub mod runner;
@@ -27,6 +29,7 @@ pub use episode::{
     comparable_trace, first_difference, strip_wall_clock,
 };
 pub use error::EvalError;
+pub use graph::NodeGraph;
 pub use report::{EpisodeView, Judgement, render_html, write_report};
 pub use runner::{
     EvalSettings, InProcess, Launcher, Progress, Quiet, Recorded, RunningSystem, SuiteResults,

@@ -1,9 +1,9 @@
 //! The episode runner: suite × runs, each episode a fresh simulation of its scenario and
 //! a freshly started system, judged by the scenario's predicates on the simulator state.
 //!
-//! How the system under test starts is behind [`Launcher`]: [`InProcess`] wires every
-//! node's logic in this process ([`asp_system::SimSystem`]); the ROS node graph running in
-//! process can implement the same trait over the same simulation.
+//! How the system under test starts is behind [`Launcher`]: [`crate::NodeGraph`] starts
+//! the ROS node graph (what `asp eval` uses); [`InProcess`] wires the nodes' services
+//! directly ([`asp_system::SimSystem`]), with no ROS layer between them.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -9,8 +9,8 @@ use asp_agent::AgentEvent;
 use asp_eval::image::decode_png_data_url;
 use asp_eval::suite::SuiteSpec;
 use asp_eval::{
-    EpisodeSpec, EvalSettings, InProcess, Quiet, Suite, comparable_trace, first_difference,
-    recorded_episodes, render_html, replay_difference, run_episode, run_suite,
+    EpisodeSpec, EvalSettings, InProcess, NodeGraph, Quiet, Suite, comparable_trace,
+    first_difference, recorded_episodes, render_html, replay_difference, run_episode, run_suite,
 };
 
 fn config_dir() -> PathBuf {
@@ -42,14 +42,15 @@ fn settings(data: &tempfile::TempDir, runs: u32, seed: Option<u64>) -> EvalSetti
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_suite_and_seed_give_identical_traces_and_a_recorded_episode_replays() {
+    // through the ROS node graph on the in-process bus, as `asp eval` runs them
     let data = tempfile::tempdir().unwrap();
     // one success and one failure with verifier rejections and retries
     let s = suite(&["tabletop/apple_in_bowl.yaml", "tabletop/ring_bell.yaml"]);
     let set = settings(&data, 1, Some(3));
-    let first = run_suite(&s, &set, &InProcess::default(), &Quiet)
+    let first = run_suite(&s, &set, &NodeGraph::default(), &Quiet)
         .await
         .unwrap();
-    let second = run_suite(&s, &set, &InProcess::default(), &Quiet)
+    let second = run_suite(&s, &set, &NodeGraph::default(), &Quiet)
         .await
         .unwrap();
     assert_eq!(first.episodes.len(), 2);
@@ -79,7 +80,7 @@ async fn the_same_suite_and_seed_give_identical_traces_and_a_recorded_episode_re
     let recorded = recorded_episodes(&file).unwrap();
     assert_eq!(recorded.len(), 2);
     assert_eq!(recorded[1].spec, first.episodes[1].spec);
-    let launcher = InProcess::default();
+    let launcher = NodeGraph::default();
     assert_eq!(
         replay_difference(&recorded[1], &launcher).await.unwrap(),
         None
