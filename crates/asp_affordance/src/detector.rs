@@ -413,7 +413,12 @@ impl AffordanceDetector {
             ground_truth: None,
         };
         let d = &self.config.detection;
-        let cloud = frame.back_project(Some(mask), d.min_depth, d.max_depth)?;
+        let on_object = on_object(mask, view.object_mask.as_ref());
+        let cloud = frame.back_project(
+            Some(on_object.as_ref().unwrap_or(mask)),
+            d.min_depth,
+            d.max_depth,
+        )?;
         Ok(cloud.voxel_downsample(d.voxel_size)?)
     }
 
@@ -489,4 +494,47 @@ pub fn memory_prior(recalled: &[Recalled]) -> BTreeMap<RetryAction, f64> {
         acc.values_mut().for_each(|v| *v /= total);
     }
     acc
+}
+
+/// The part mask's pixels that are also the object's: a part is a piece of its object,
+/// and what a mask shows outside the object — the table through a mug handle's loop, the
+/// wall around a plug — would lift to points the gripper must not aim at. `None` (lift
+/// the mask as it is) without an object mask of the same size, or when the two do not
+/// overlap at all (the verifier judges such a mask; it is not silently emptied).
+fn on_object(mask: &Mask, object: Option<&Mask>) -> Option<Mask> {
+    let object = object.filter(|o| o.width() == mask.width() && o.height() == mask.height())?;
+    let mut out = Mask::empty(mask.width(), mask.height());
+    let mut any = false;
+    for (x, y) in mask.set_pixels() {
+        if object.get(x, y) {
+            out.set(x, y, true);
+            any = true;
+        }
+    }
+    any.then_some(out)
+}
+
+#[cfg(test)]
+mod lift_tests {
+    use super::*;
+
+    fn mask(w: u32, h: u32, px: &[(u32, u32)]) -> Mask {
+        let mut m = Mask::empty(w, h);
+        for &(x, y) in px {
+            m.set(x, y, true);
+        }
+        m
+    }
+
+    #[test]
+    fn a_part_mask_is_cut_to_its_object() {
+        let part = mask(4, 4, &[(1, 1), (2, 1), (3, 3)]);
+        let object = mask(4, 4, &[(1, 1), (2, 1), (2, 2)]);
+        let cut = on_object(&part, Some(&object)).unwrap();
+        assert_eq!(cut.set_pixels().collect::<Vec<_>>(), [(1, 1), (2, 1)]);
+        // no overlap, no object mask, or another size: the mask stays as it is
+        assert_eq!(on_object(&part, Some(&mask(4, 4, &[(0, 0)]))), None);
+        assert_eq!(on_object(&part, None), None);
+        assert_eq!(on_object(&part, Some(&mask(5, 4, &[(1, 1)]))), None);
+    }
 }

@@ -77,8 +77,9 @@ async fn apple_goes_into_the_bowl() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn mug_is_picked_up_by_its_handle() {
-    let (system, sc, report) = run("tabletop/mug_by_handle.yaml").await;
+async fn the_power_adapter_is_unplugged_by_its_plug() {
+    // a part skill: the plug is grounded on the adapter, then pinch-pulled out
+    let (system, sc, report) = run("tabletop/unplug_power_adapter.yaml").await;
     assert_eq!(
         report.status,
         GoalStatus::Completed,
@@ -86,4 +87,12 @@ async fn mug_is_picked_up_by_its_handle() {
         report.summary
     );
     assert!(system.sim.holds(&sc.spec.success));
+    let pulled = system.journal.entries().into_iter().any(|e| match e {
+        JournalEntry::Skill { reply, .. } => {
+            reply.report.skill == asp_core::Skill::PinchPull
+                && reply.report.commit.as_ref().is_some_and(|c| c.accepted)
+        }
+        _ => false,
+    });
+    assert!(pulled, "no committed pinch_pull in the journal");
 }
