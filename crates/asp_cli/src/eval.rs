@@ -9,7 +9,9 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 
 use asp_config::sections::agent::LlmBackend;
-use asp_eval::{EpisodeResult, EpisodeSpec, EvalError, EvalSettings, NodeGraph, Progress, Suite};
+use asp_eval::{
+    EpisodeResult, EpisodeSpec, EvalError, EvalSettings, InProcess, NodeGraph, Progress, Suite,
+};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// What `asp eval` was asked.
@@ -21,6 +23,16 @@ pub struct EvalOptions {
     pub seed: Option<u64>,
     pub json: Option<PathBuf>,
     pub report_dir: Option<PathBuf>,
+    pub wiring: Wiring,
+}
+
+/// How `asp eval` joins the nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Wiring {
+    /// The ROS node graph on an in-process bus.
+    Graph,
+    /// The nodes' services called directly.
+    Services,
 }
 
 /// Exit status for an unknown suite name (sysexits' EX_USAGE).
@@ -169,9 +181,17 @@ pub fn eval(config_dir: &Path, overrides: &[String], opts: &EvalOptions) -> Exit
         suite.spec.description
     ));
     bars.println(HEADER);
-    // the node graph on an in-process ROS bus: the same node code as `asp launch`
-    let launcher = NodeGraph::default();
-    let results = runtime.block_on(asp_eval::run_suite(&suite, &settings, &launcher, &bars));
+    // by default the node graph on an in-process ROS bus: the node code of `asp launch`
+    let launcher: Box<dyn asp_eval::Launcher> = match opts.wiring {
+        Wiring::Graph => Box::new(NodeGraph::default()),
+        Wiring::Services => Box::new(InProcess::default()),
+    };
+    let results = runtime.block_on(asp_eval::run_suite(
+        &suite,
+        &settings,
+        launcher.as_ref(),
+        &bars,
+    ));
     bars.bar.finish_and_clear();
     let results = match results {
         Ok(r) => r,
@@ -184,13 +204,17 @@ pub fn eval(config_dir: &Path, overrides: &[String], opts: &EvalOptions) -> Exit
     let mut out = std::io::stdout().lock();
     let _ = writeln!(
         out,
-        "success: {}/{} ({:.1} %), mean progress {:.2}, agent {}, seed {}",
+        "success: {}/{} ({:.1} %), mean progress {:.2}, agent {}, seed {}, wiring {}",
         s.successes,
         s.episodes,
         s.success_rate * 100.0,
         s.mean_progress,
         results.agent,
-        results.seed
+        results.seed,
+        match opts.wiring {
+            Wiring::Graph => "graph",
+            Wiring::Services => "services",
+        }
     );
     let _ = writeln!(
         out,

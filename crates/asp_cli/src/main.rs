@@ -128,6 +128,11 @@ struct EvalArgs {
     /// Write one self-contained HTML report per episode into this folder
     #[arg(long, value_name = "DIR")]
     report_dir: Option<PathBuf>,
+    /// How the nodes are joined: `graph`, the ROS node graph on an in-process bus (the
+    /// node code of `asp launch`), or `services`, their services called directly (no ROS
+    /// layer; tells a fault in the ROS adapters from one in the nodes' logic)
+    #[arg(long, value_enum, default_value_t = eval::Wiring::Graph)]
+    wiring: eval::Wiring,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -227,6 +232,7 @@ fn main() -> ExitCode {
                 seed: args.seed,
                 json: args.json.clone(),
                 report_dir: args.report_dir.clone(),
+                wiring: args.wiring,
             },
         ),
         Command::Bench(args) => bench(&cli.global, &args),

@@ -215,6 +215,7 @@ fn eval_runs_a_small_suite_prints_a_row_per_episode_and_writes_json_and_reports(
     }
     let n = episodes.iter().filter(|e| e["success"] == true).count();
     assert!(out.contains(&format!("success: {n}/2")), "{out}");
+    assert!(out.contains("wiring graph"), "{out}");
     for run in 0..2 {
         let html =
             std::fs::read_to_string(reports.join(format!("mug_by_handle_run{run}.html"))).unwrap();
@@ -304,4 +305,31 @@ fn launch_without_node_binaries_says_which_and_runs_nothing() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(78));
+}
+
+#[test]
+fn eval_with_services_wiring_runs_without_the_ros_layer_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = format!("common.paths.data_dir={}", dir.path().display());
+    let json = dir.path().join("r.json");
+    let (code, out, err) = asp(&[
+        "eval",
+        "--suite",
+        &scenario_path("tabletop/apple_in_bowl.yaml"),
+        "--wiring",
+        "services",
+        "--json",
+        json.to_str().unwrap(),
+        "--set",
+        &data,
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("wiring services"), "{out}");
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(results["episodes"].as_array().unwrap().len(), 1);
+    // an unknown wiring is refused by name
+    let (code, _, err) = asp(&["eval", "--suite", "tabletop", "--wiring", "dds"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("dds"), "{err}");
 }
