@@ -64,3 +64,42 @@ fn every_file_under_config_loads() {
         "files under config/ that no loader reads: {unknown:?}"
     );
 }
+
+/// The named arm targets the nodes send to MoveGroup (as joint constraints) are the
+/// SRDF's group states: the object map's mapping poses and the simulator's named poses
+/// must be the same configurations, on a real MoveIt as in the simulator.
+#[test]
+fn named_targets_are_the_srdf_group_states() {
+    let root = project_root();
+    let cfg = ConfigLoader::new()
+        .dir(root.join("config"))
+        .and_then(ConfigLoader::load)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let interfaces = &cfg.config.skill_executor_node.interfaces;
+    let srdf = asp_kinematics::description::Srdf::from_file(&root.join("urdf/xarm6_on_base.srdf"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mapping = &cfg.config.object_map_node.mapping.arm_poses;
+    assert!(!mapping.is_empty());
+    for name in mapping {
+        assert!(
+            interfaces.named_targets.contains_key(name),
+            "mapping pose {name:?} is not a named target"
+        );
+    }
+    for (name, values) in &interfaces.named_targets {
+        let state = srdf
+            .group_states
+            .iter()
+            .find(|g| &g.name == name)
+            .unwrap_or_else(|| panic!("named target {name:?} is not in the SRDF"));
+        for (joint, v) in interfaces.joint_names.iter().zip(values) {
+            let s = state
+                .values
+                .iter()
+                .find(|(j, _)| j == joint)
+                .map(|(_, x)| *x)
+                .unwrap_or_else(|| panic!("{name}: the SRDF has no {joint}"));
+            assert!((s - v).abs() < 1e-6, "{name}.{joint}: config {v}, SRDF {s}");
+        }
+    }
+}
