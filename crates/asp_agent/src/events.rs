@@ -13,6 +13,19 @@ use serde_json::Value;
 use crate::backend::Verdict;
 use crate::planner::Plan;
 
+/// A tool call's arguments as `key=value, …` (any other JSON as it is), the way traces,
+/// action feedback and reports show them.
+pub fn args_text(args: &Value) -> String {
+    match args.as_object() {
+        Some(map) => map
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        None => args.to_string(),
+    }
+}
+
 /// Which agent drove the goal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

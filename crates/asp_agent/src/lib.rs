@@ -37,7 +37,7 @@ use tracing::{Instrument, info, info_span};
 pub use backend::{ActionReport, ToolBackend, ToolContext, ToolFailure, ToolResult, Verdict};
 pub use events::{
     AgentEvent, AgentKind, EventSink, GoalError, GoalErrorCode, GoalReport, GoalStatus, Guard,
-    NullSink, Recorder, RemapPhase, Remedy, StateSink,
+    NullSink, Recorder, RemapPhase, Remedy, StateSink, args_text,
 };
 pub use planner::{Plan, PlanError, PlanSource, Preposition, Subtask, Verb};
 pub use runtime::AgentSettings;

@@ -159,11 +159,7 @@ pub fn eval(config_dir: &Path, overrides: &[String], opts: &EvalOptions) -> Exit
         eprintln!("asp eval: configuration error:\n{e}");
         return exit_for(&e);
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match asp_runtime::async_runtime() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("asp eval: cannot start the async runtime: {e}");

@@ -64,11 +64,7 @@ pub fn launch(global: &GlobalArgs, target: LaunchTarget) -> ExitCode {
         );
         return ExitCode::from(EXIT_NOT_BUILT);
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match asp_runtime::async_runtime() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("cannot start the async runtime: {e}");

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use asp_agent::{AgentEvent, EventSink, GoalReport, GoalStatus};
+use asp_agent::{AgentEvent, EventSink, GoalReport, GoalStatus, args_text};
 use asp_config::LoadedConfig;
 use asp_config::sections::agent::LlmBackend;
 use asp_core::robot::CancellationToken;
@@ -32,17 +32,6 @@ const EXIT_CANCELLED: u8 = 130;
 /// Prints the trace as the agent produces it.
 #[derive(Debug, Default)]
 struct TracePrinter;
-
-fn args_text(args: &serde_json::Value) -> String {
-    match args.as_object() {
-        Some(map) => map
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(", "),
-        None => args.to_string(),
-    }
-}
 
 impl EventSink for TracePrinter {
     fn emit(&self, event: &AgentEvent) {
@@ -168,11 +157,7 @@ pub fn run(cfg: &LoadedConfig, opts: &RunOptions) -> ExitCode {
     if let Some(llm) = opts.llm {
         cfg.config.agent_node.llm.backend = llm;
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match asp_runtime::async_runtime() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("cannot start the async runtime: {e}");

@@ -1,62 +1,19 @@
 //! Images for episode reports: PNG data URLs, mask overlays, projected point clouds.
 
 use asp_core::{CameraIntrinsics, Crop, Point3, RgbImage, Transform};
-use base64::Engine;
 
 use crate::error::EvalError;
 
-/// PNG bytes of an 8-bit RGB image.
-pub fn encode_png(img: &RgbImage) -> Result<Vec<u8>, EvalError> {
-    let mut out = Vec::new();
-    {
-        let mut enc = png::Encoder::new(&mut out, img.width(), img.height());
-        enc.set_color(png::ColorType::Rgb);
-        enc.set_depth(png::BitDepth::Eight);
-        let err = |e: png::EncodingError| EvalError::Report(format!("PNG encoding: {e}"));
-        let mut writer = enc.write_header().map_err(err)?;
-        let raw: Vec<u8> = img.pixels().iter().flatten().copied().collect();
-        writer.write_image_data(&raw).map_err(err)?;
-        writer.finish().map_err(err)?;
-    }
-    Ok(out)
-}
-
-/// `data:image/png;base64,…` of `img`.
+/// `data:image/png;base64,…` of `img`, at full size (the agent's image encoder, which
+/// scales down only above the given side).
 pub fn png_data_url(img: &RgbImage) -> Result<String, EvalError> {
-    Ok(format!(
-        "data:image/png;base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(encode_png(img)?)
-    ))
+    asp_llm::image::encode_png_data_url(img, u32::MAX)
+        .map(|e| e.data_url)
+        .map_err(|e| EvalError::Report(format!("PNG encoding: {e}")))
 }
 
-/// Decodes a PNG data URL (tests and tools): the image, or what is wrong with it.
-pub fn decode_png_data_url(url: &str) -> Result<RgbImage, String> {
-    let b64 = url
-        .strip_prefix("data:image/png;base64,")
-        .ok_or_else(|| "not a PNG data URL".to_owned())?;
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(b64)
-        .map_err(|e| e.to_string())?;
-    let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
-        .read_info()
-        .map_err(|e| e.to_string())?;
-    let size = reader
-        .output_buffer_size()
-        .ok_or_else(|| "PNG too large".to_owned())?;
-    let mut buf = vec![0; size];
-    let info = reader.next_frame(&mut buf).map_err(|e| e.to_string())?;
-    if info.color_type != png::ColorType::Rgb || info.bit_depth != png::BitDepth::Eight {
-        return Err(format!(
-            "expected 8-bit RGB, got {:?} {:?}",
-            info.color_type, info.bit_depth
-        ));
-    }
-    let pixels = buf[..info.buffer_size()]
-        .chunks_exact(3)
-        .map(|c| [c[0], c[1], c[2]])
-        .collect();
-    RgbImage::from_vec(info.width, info.height, pixels).map_err(|e| e.to_string())
-}
+/// Decodes a PNG data URL (tests and tools).
+pub use asp_llm::image::decode_png_data_url;
 
 /// `img` scaled up by an integer factor (nearest neighbour) so that its shorter side is
 /// at least `min_side`, at most ×`max_factor`.

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use asp_agent::{AgentEvent, GoalStatus, Verdict};
+use asp_agent::{AgentEvent, GoalStatus, Verdict, args_text};
 use asp_core::{ObjectId, ObjectKey, Pose2D, RgbImage};
 use asp_sim::SimRobot;
 use asp_sim::scenario::Scenario;
@@ -415,17 +415,6 @@ fn figure(img: &RgbImage, caption: &str, max_width: u32) -> Result<String, EvalE
 
 fn pose_text(p: &Pose2D) -> String {
     format!("({:.2}, {:.2}) m, {:.0}°", p.x, p.y, p.theta.to_degrees())
-}
-
-fn args_text(args: &serde_json::Value) -> String {
-    match args.as_object() {
-        Some(map) => map
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(", "),
-        None => args.to_string(),
-    }
 }
 
 fn verdict_html(v: &Verdict) -> String {

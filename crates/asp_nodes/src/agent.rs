@@ -53,15 +53,7 @@ impl StateSink for StatePublisher {
 
 /// `tool(key=value, …)` for feedback.
 pub fn call_text(tool: &str, args: &serde_json::Value) -> String {
-    let inner = match args.as_object() {
-        Some(map) => map
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(", "),
-        None => args.to_string(),
-    };
-    format!("{tool}({inner})")
+    format!("{tool}({})", asp_agent::args_text(args))
 }
 
 /// Routes the agent's events to the feedback of the goal they belong to.

@@ -68,11 +68,7 @@ where
             return ExitCode::from(EXIT_CONFIG);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match asp_runtime::async_runtime() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("{name}: cannot start the async runtime: {e}");

@@ -69,6 +69,15 @@ pub fn load_config(dir: &Path, overrides: &[String]) -> Result<LoadedConfig, Con
     loader.load()
 }
 
+/// The async runtime every binary runs its nodes and clients on: two worker threads
+/// (the nodes wait on I/O; the heavy work runs in blocking tasks), timers and I/O on.
+pub fn async_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
