@@ -88,7 +88,7 @@ pub struct MotionInterfaces {
     #[garde(length(min = 1), inner(length(min = 1)))]
     pub joint_names: Vec<String>,
     /// Named joint configurations (radians, in `joint_names` order) for
-    /// `move_to_named`. Default `home`: all zeros.
+    /// `move_to_named`. Default: the SRDF's group states `home`, `stow` and `look`.
     #[garde(custom(targets_match(&self.joint_names)))]
     pub named_targets: BTreeMap<String, Vec<f64>>,
 }
@@ -142,7 +142,18 @@ impl Default for MotionInterfaces {
             .map(String::from)
             .to_vec(),
             joint_names: (1..=6).map(|i| format!("joint{i}")).collect(),
-            named_targets: BTreeMap::from([("home".to_string(), vec![0.0; 6])]),
+            // the SRDF's group states (urdf/xarm6_on_base.srdf)
+            named_targets: BTreeMap::from([
+                (
+                    "home".to_string(),
+                    vec![0.0, -0.6315, -0.8332, 0.0, 1.4647, 0.0],
+                ),
+                ("stow".to_string(), vec![2.3562, 0.0, 0.0, 0.0, 0.0, 0.0]),
+                (
+                    "look".to_string(),
+                    vec![0.0, -1.5057, -0.8536, 0.0, 1.5739, 0.0],
+                ),
+            ]),
         }
     }
 }
