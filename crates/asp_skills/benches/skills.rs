@@ -59,6 +59,7 @@ fn main() {
         let scene = GraspScene {
             target,
             avoid: &[],
+            attached: &[],
             support_z: target.iter().map(|p| p.z).fold(f32::MAX, f32::min),
             rests_on_support: false,
             arm_base,

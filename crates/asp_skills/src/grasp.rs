@@ -11,7 +11,8 @@
 //!   material, not air); the tool is re-centred between them;
 //! - nothing else in the fingers or the palm: points of the rest of the object (the mug
 //!   body beside its handle) and of the scene, and target points the open fingers would
-//!   land on;
+//!   land on; the rest of the object may lie between the pads (it is held too, and
+//!   widens the grasp), the scene may not;
 //! - the approach sweep: the fingers travel clear of the target to the grasp;
 //! - the fingertips stay above the support surface.
 //!
@@ -98,8 +99,14 @@ impl GraspParams {
 pub struct GraspScene<'a> {
     /// The points to grasp (object or part), map frame.
     pub target: &'a [Point3],
-    /// Points the gripper must not touch: the rest of the object, the scene.
+    /// Points the gripper must not touch: the scene around the object.
     pub avoid: &'a [Point3],
+    /// The rest of the target's own object (the mug body beside its handle): kept out of
+    /// the fingers and the palm like `avoid`. Its points within [`ATTACHED_NEAR`] of the
+    /// target may lie between the pads, grasped along with it (they count into the
+    /// width): a part's mask rarely covers all of the part, and the handle's inner face
+    /// left out of it is still the handle. Farther ones (the body) may not.
+    pub attached: &'a [Point3],
     /// Height of the surface the object stands on (fingertips stay above it).
     pub support_z: Real,
     /// The target rests on the support: its bottom, hidden from a camera above, is at
@@ -120,6 +127,27 @@ const BEYOND_FINGER: Real = 0.02;
 const MAX_CLOSING_ALONG_LENGTH: Real = 0.5;
 /// Fingertips stay this far above the support, metres.
 const SUPPORT_CLEARANCE: Real = 0.004;
+/// Points of the rest of the object this close to the target are taken for unmasked
+/// target material, metres.
+pub const ATTACHED_NEAR: Real = 0.015;
+
+/// The points of the rest of the object next to the target, and the others.
+struct Attached {
+    near: Vec<Point3>,
+    far: Vec<Point3>,
+}
+
+impl Attached {
+    fn split(scene: &GraspScene<'_>) -> Self {
+        let (near, far) = scene.attached.iter().partition(|q| {
+            scene
+                .target
+                .iter()
+                .any(|t| (*t - **q).norm_squared() <= ATTACHED_NEAR * ATTACHED_NEAR)
+        });
+        Self { near, far }
+    }
+}
 
 /// Every valid candidate, best first.
 pub fn grasp_candidates(scene: &GraspScene<'_>, p: &GraspParams) -> Vec<GraspCandidate> {
@@ -136,13 +164,22 @@ pub fn grasp_candidates(scene: &GraspScene<'_>, p: &GraspParams) -> Vec<GraspCan
         zmin
     };
     let centre = pc.centroid;
-    // sample positions along the major horizontal axis when the target is long
-    let major = horizontal(&pc.major()).unwrap_or_else(Vector3::x);
+    // sample positions along the major horizontal axis (of the footprint: the 3D major
+    // axis of an upright handle or bottle is vertical) when the target is longer than a
+    // pad is wide: the centroid of a U-shaped handle lies in the air between its bars
+    let footprint: Vec<Point3> = scene
+        .target
+        .iter()
+        .map(|q| Point3::new(q.x, q.y, 0.0))
+        .collect();
+    let major = Principal::of(&footprint)
+        .and_then(|f| horizontal(&f.major()))
+        .unwrap_or_else(Vector3::x);
     let (lo, hi) = crate::geometry::extent_along(scene.target, &major).unwrap_or((0.0, 0.0));
     let half_len = (hi - lo) / 2.0;
     let mid = (lo + hi) / 2.0;
     let base_centre = centre + major * (mid - centre.coords.dot(&major));
-    let offsets: Vec<Real> = if half_len > 0.03 {
+    let offsets: Vec<Real> = if 2.0 * half_len > p.pad_width {
         vec![0.0, -0.25, 0.25, -0.5, 0.5]
     } else {
         vec![0.0]
@@ -189,11 +226,12 @@ pub fn grasp_candidates(scene: &GraspScene<'_>, p: &GraspParams) -> Vec<GraspCan
         let pos = Point3::new(c.x, c.y, zc);
         raw.push((tool_pose(pos, a, Vector3::z().cross(&a)), GraspKind::Side));
     }
+    let attached = Attached::split(scene);
     let mut out: Vec<(usize, GraspCandidate)> = raw
         .into_iter()
         .enumerate()
         .filter_map(|(i, (pose, kind))| {
-            evaluate(scene, p, &pose, kind, &centre, &toward).map(|c| (i, c))
+            evaluate(scene, &attached, p, &pose, kind, &centre, &toward).map(|c| (i, c))
         })
         .collect();
     out.sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then(a.0.cmp(&b.0)));
@@ -203,6 +241,7 @@ pub fn grasp_candidates(scene: &GraspScene<'_>, p: &GraspParams) -> Vec<GraspCan
 /// Checks one pose; `None` when the gripper cannot grasp there.
 fn evaluate(
     scene: &GraspScene<'_>,
+    attached: &Attached,
     p: &GraspParams,
     pose: &Isometry3,
     kind: GraspKind,
@@ -228,6 +267,16 @@ fn evaluate(
                 lo = lo.min(l.y);
                 hi = hi.max(l.y);
                 n += 1;
+            }
+        }
+        // unmasked part material between the pads is squeezed too (only with the target)
+        if n > 0 {
+            for q in &attached.near {
+                let l = inv * q;
+                if in_pad_slab(&l) && l.y.abs() <= half_open {
+                    lo = lo.min(l.y);
+                    hi = hi.max(l.y);
+                }
             }
         }
         (n, lo, hi)
@@ -290,7 +339,7 @@ fn evaluate(
             }
         }
     }
-    for q in scene.target.iter().chain(scene.avoid) {
+    for q in scene.target.iter().chain(scene.attached).chain(scene.avoid) {
         let l = inv * q;
         if finger(&l) || palm(&l) || sweep(&l) {
             hits += 1;
@@ -299,8 +348,8 @@ fn evaluate(
             }
         }
     }
-    // other objects may not be between the pads either
-    for q in scene.avoid {
+    // other objects may not be between the pads either, nor the rest of this one
+    for q in scene.avoid.iter().chain(&attached.far) {
         let l = inv * q;
         if in_pad_slab(&l) && l.y.abs() <= half_open {
             hits += 1;
@@ -388,6 +437,7 @@ mod tests {
         let scene = GraspScene {
             target: &cup,
             avoid: &[],
+            attached: &[],
             support_z: 0.5,
             rests_on_support: false,
             arm_base: Point3::new(0.17, 0.0, 0.55),
@@ -425,6 +475,7 @@ mod tests {
         let scene = GraspScene {
             target: &banana,
             avoid: &[],
+            attached: &[],
             support_z: 0.5,
             rests_on_support: true,
             arm_base: Point3::new(0.17, -2.0, 0.55),
@@ -449,6 +500,7 @@ mod tests {
         let scene = GraspScene {
             target: &big,
             avoid: &[],
+            attached: &[],
             support_z: 0.5,
             rests_on_support: false,
             arm_base: Point3::new(0.17, 0.0, 0.55),
@@ -468,7 +520,8 @@ mod tests {
         let body = cylinder(Point3::new(0.6, 0.3, 0.5), 0.04, 0.1);
         let scene = GraspScene {
             target: &bar,
-            avoid: &body,
+            avoid: &[],
+            attached: &body,
             support_z: 0.5,
             rests_on_support: false,
             arm_base: Point3::new(0.17, 0.4, 0.55),
@@ -496,11 +549,68 @@ mod tests {
     }
 
     #[test]
+    fn a_handle_whose_mask_misses_its_inner_face_is_still_grasped_at_the_bar() {
+        // a mug handle's vertical bar (1.2 cm deep, 1.4 cm wide) in front of the body;
+        // the part mask covers the outer face and the bar's top, its inner face is left
+        // to the rest of the object, and two stray body points made it into the mask
+        let face = |x: Real| -> Vec<Point3> {
+            (0..20)
+                .flat_map(|i| {
+                    [0.293, 0.3, 0.307].map(|y| Point3::new(x, y, 0.515 + i as Real * 0.0035))
+                })
+                .collect()
+        };
+        let mut handle = face(0.528);
+        handle.extend([0.533, 0.538].map(|x| Point3::new(x, 0.3, 0.585)));
+        handle.extend([
+            Point3::new(0.562, 0.285, 0.55),
+            Point3::new(0.562, 0.285, 0.56),
+        ]);
+        let mut rest = face(0.540);
+        rest.extend(cylinder(Point3::new(0.6, 0.3, 0.5), 0.04, 0.1));
+        let scene = GraspScene {
+            target: &handle,
+            avoid: &[],
+            attached: &rest,
+            support_z: 0.5,
+            rests_on_support: false,
+            arm_base: Point3::new(0.0, 0.4, 0.55),
+        };
+        let c = grasp_candidates(&scene, &params());
+        assert!(!c.is_empty(), "no candidate");
+        let best = &c[0];
+        let x = best.pose.translation.x;
+        assert!((0.524..=0.544).contains(&x), "not at the bar: {best:?}");
+        // the inner face is held too: the width spans the bar, not only the masked face
+        let (_, y, _) = tool_axes(&best.pose);
+        if y.x.abs() > 0.7 {
+            assert!(best.width >= 0.01, "{best:?}");
+        }
+        // and the body is never between the pads
+        for cand in &c {
+            let inv = cand.pose.inverse();
+            let p = params();
+            let body_inside = rest[60..]
+                .iter()
+                .map(|q| inv * q)
+                .filter(|l| {
+                    l.x.abs() <= p.pad_width / 2.0
+                        && l.z >= p.tip - p.pad_length
+                        && l.z <= p.tip
+                        && l.y.abs() <= p.open_width / 2.0
+                })
+                .count();
+            assert!(body_inside <= p.max_collision_points, "{cand:?}");
+        }
+    }
+
+    #[test]
     fn ranking_is_deterministic() {
         let cup = cylinder(Point3::new(0.6, 0.1, 0.5), 0.03, 0.08);
         let scene = GraspScene {
             target: &cup,
             avoid: &[],
+            attached: &[],
             support_z: 0.5,
             rests_on_support: false,
             arm_base: Point3::new(0.17, 0.0, 0.55),

@@ -293,13 +293,13 @@ fn grasp_plan(
     rest: &[Point3],
     part: bool,
 ) -> Result<SkillPlan, PlanError> {
-    let mut avoid = rest.to_vec();
-    avoid.extend(obstacle_points(req));
+    let avoid = obstacle_points(req);
     // a whole object rests on the surface found under it; a part (a handle) does not
     let support = resting_support(req);
     let scene = GraspScene {
         target,
         avoid: &avoid,
+        attached: rest,
         support_z: support.unwrap_or_else(|| min_z(req.object_cloud.points())),
         rests_on_support: support.is_some() && !part,
         arm_base: ctx.arm_base,
@@ -755,11 +755,11 @@ fn articulation_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillP
         ))
     })?;
     let rest = without_part(req.object_cloud.points(), part, 0.004);
-    let mut avoid = rest.clone();
-    avoid.extend(obstacle_points(req));
+    let avoid = obstacle_points(req);
     let scene = GraspScene {
         target: part,
         avoid: &avoid,
+        attached: &rest,
         support_z: min_z(req.object_cloud.points()),
         rests_on_support: false,
         arm_base: ctx.arm_base,

@@ -408,7 +408,10 @@ impl ObjectMapPort for MapService {
     async fn object(&self, key: &ObjectKey) -> Result<MapObject, ServiceError> {
         let st = self.state.lock().await;
         let (object, id) = Self::lookup(&st, key)?;
-        let surroundings = surroundings(st.builder.map(), object, id);
+        // a pinned object (re-found from a closer view) still has its builder entry: the
+        // same object seen earlier, not an obstacle beside it
+        let own = id.or_else(|| st.registry.resolve(key));
+        let surroundings = surroundings(st.builder.map(), object, own);
         let query = st
             .queries
             .get(key)
