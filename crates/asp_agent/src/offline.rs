@@ -13,7 +13,8 @@
 //!   resolving the location;
 //! - open / close / turn on / turn off → `interact` with the subtask's action (or "open
 //!   the drawer", …);
-//! - with `agent_node.mobile`, `go_to(obj, action)` first.
+//! - with `agent_node.mobile`, `go_to(obj, action)` first, unless the previous subtask
+//!   already drove to the same object (typing "911" drives to the phone once).
 //!
 //! A failed step is retried (after re-resolving objects the inventory lost) while the
 //! failure is retryable or asks for a remap, up to `limits.max_retries_per_call` times.
@@ -61,6 +62,9 @@ struct Offline<'r, 'a> {
     rt: &'r mut GoalRuntime<'a>,
     /// Object phrase → key, while the key is in the inventory.
     resolved: HashMap<String, ObjectKey>,
+    /// The object the base was last driven to by `go_to`; consecutive subtasks on it
+    /// (the keys of one keyboard) do not drive again.
+    at: Option<ObjectKey>,
     next_call: u32,
 }
 
@@ -69,6 +73,7 @@ pub(crate) async fn drive(rt: &mut GoalRuntime<'_>, plan: &Plan) -> DriveEnd {
     let mut agent = Offline {
         rt,
         resolved: HashMap::new(),
+        at: None,
         next_call: 0,
     };
     let max_retries = agent.rt.settings.max_retries_per_call;
@@ -233,14 +238,16 @@ impl Offline<'_, '_> {
         }
     }
 
-    /// `go_to` first on a mobile robot.
+    /// `go_to` first on a mobile robot, unless the base already stands at this object.
     async fn approach(&mut self, key: &ObjectKey, action: &str) -> Step<()> {
-        if self.rt.settings.mobile {
+        if self.rt.settings.mobile && self.at.as_ref() != Some(key) {
+            self.at = None;
             self.must(ToolRequest::GoTo {
                 obj: key.clone(),
                 action: action.to_owned(),
             })
             .await?;
+            self.at = Some(key.clone());
         }
         Ok(())
     }

@@ -128,11 +128,25 @@ async fn interact_goals_of_the_study() {
     let (w, _) = solve("press the space bar on the keyboard").await;
     assert_eq!(w.object("keyboard").unwrap().presses, 1);
 
+    // one press per symbol, each key named by its symbol
     let (w, _) = solve("dial 911 on the phone").await;
-    assert_eq!(w.object("phone").unwrap().presses, 1);
+    assert_eq!(w.object("phone").unwrap().presses, 3);
+    let presses: Vec<String> = w
+        .calls()
+        .into_iter()
+        .filter(|c| c.starts_with("interact("))
+        .collect();
+    assert_eq!(
+        presses,
+        [
+            "interact(phone_0, press the 9 key)",
+            "interact(phone_0, press the 1 key)",
+            "interact(phone_0, press the 1 key)",
+        ]
+    );
 
     let (w, _) = solve("type hello on the keyboard").await;
-    assert_eq!(w.object("keyboard").unwrap().presses, 1);
+    assert_eq!(w.object("keyboard").unwrap().presses, 5);
 
     let (w, _) = solve("turn on the lamp").await;
     assert_eq!(w.object("lamp").unwrap().on, Some(true));
@@ -281,6 +295,19 @@ async fn mobile_robots_go_to_the_object_first() {
             "object_retrieval(desk bell)",
             "go_to(desk_bell_0, press the bell button)",
             "interact(desk_bell_0, press the bell button)"
+        ]
+    );
+    // the keys of one phone: one drive, then the presses
+    let r = run(&agent, "dial 12 on the phone").await;
+    assert!(r.status.is_completed(), "{}", r.summary);
+    let calls = w.calls();
+    assert_eq!(
+        calls[3..],
+        [
+            "object_retrieval(phone)",
+            "go_to(phone_0, press the 1 key)",
+            "interact(phone_0, press the 1 key)",
+            "interact(phone_0, press the 2 key)"
         ]
     );
 }

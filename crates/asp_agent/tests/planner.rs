@@ -225,8 +225,20 @@ const CASES: &[Case] = &[
         steps: &["pick_up plug {pull the plug out}"],
     },
     Case {
-        goal: "type hello on the keyboard",
-        steps: &["turn_on keyboard {press the keys to type hello}"],
+        goal: "type hi on the keyboard",
+        steps: &[
+            "turn_on keyboard {press the h key}",
+            "turn_on keyboard {press the i key}",
+        ],
+    },
+    Case {
+        goal: "Type \"No 1\" on the laptop keyboard.",
+        steps: &[
+            "turn_on laptop keyboard {press the n key}",
+            "turn_on laptop keyboard {press the o key}",
+            "turn_on laptop keyboard {press the space bar}",
+            "turn_on laptop keyboard {press the 1 key}",
+        ],
     },
     Case {
         goal: "type on the keyboard",
@@ -234,7 +246,11 @@ const CASES: &[Case] = &[
     },
     Case {
         goal: "dial 911 on the phone",
-        steps: &["turn_on phone {press the number keys to dial 911}"],
+        steps: &[
+            "turn_on phone {press the 9 key}",
+            "turn_on phone {press the 1 key}",
+            "turn_on phone {press the 1 key}",
+        ],
     },
     Case {
         goal: "dial a number on the phone",
@@ -283,6 +299,10 @@ fn unsupported_goals_say_why() {
         ("put the apple", "not where"),
         ("push the cup", "pushing an object around"),
         ("put it in the bowl", "does not refer"),
+        (
+            "type the quick brown fox jumps over the dog on the keyboard",
+            "at most 24 are typed key by key",
+        ),
     ];
     for (goal, needle) in cases {
         let err = parse_goal(goal).unwrap_err();

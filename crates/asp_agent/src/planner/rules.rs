@@ -280,6 +280,33 @@ fn split_clauses(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The longest text typed key by key; longer text is refused rather than turned into
+/// dozens of presses the tool-call cap would cut off halfway.
+const MAX_TYPED_SYMBOLS: usize = 24;
+
+/// One press per symbol of `text` on `device`: "press the h key", "press the 9 key",
+/// "press the space bar". The key is named by its symbol, as keyboards label them; the
+/// goal text arrives lower-cased and without quotes (see `normalise`).
+fn key_presses(clause: &str, text: &str, device: &str) -> Result<Vec<Subtask>, String> {
+    let symbols: Vec<char> = text.chars().collect();
+    if symbols.len() > MAX_TYPED_SYMBOLS {
+        return Err(format!(
+            "{clause:?}: {} symbols to type; at most {MAX_TYPED_SYMBOLS} are typed key by key",
+            symbols.len()
+        ));
+    }
+    Ok(symbols
+        .into_iter()
+        .map(|ch| {
+            let action = match ch {
+                ' ' => "press the space bar".to_owned(),
+                _ => format!("press the {ch} key"),
+            };
+            Subtask::new(Verb::TurnOn, device).with_action(action)
+        })
+        .collect())
+}
+
 /// The phrase without a leading article.
 fn strip_article(phrase: &str) -> String {
     let p = phrase.trim().trim_end_matches(',');
@@ -689,27 +716,25 @@ fn parse_clause(clause: &str, ctx: &mut Ctx) -> Result<Vec<Subtask>, String> {
             None if rest.starts_with("on ") => ("", strip_article(&rest[3..])),
             None => (rest, "keyboard".to_owned()),
         };
-        let action = if text.is_empty() {
-            format!("press the keys of the {device}")
-        } else {
-            format!("press the keys to type {text}")
-        };
         ctx.last_object = Some(device.clone());
-        return Ok(vec![Subtask::new(Verb::TurnOn, device).with_action(action)]);
+        if text.is_empty() {
+            let action = format!("press the keys of the {device}");
+            return Ok(vec![Subtask::new(Verb::TurnOn, device).with_action(action)]);
+        }
+        return key_presses(c, text, &device);
     }
     if let Some((_, rest)) = strip_verb(c, &["dial", "call"]) {
         let (number, device) = match rest.rfind(" on ") {
             Some(i) => (rest[..i].trim(), strip_article(&rest[i + 4..])),
             None => (rest, "phone".to_owned()),
         };
-        let number = strip_article(number);
-        let action = if number.is_empty() || number == "number" {
-            "press the number keys to dial a number".to_owned()
-        } else {
-            format!("press the number keys to dial {number}")
-        };
         ctx.last_object = Some(device.clone());
-        return Ok(vec![Subtask::new(Verb::TurnOn, device).with_action(action)]);
+        let number = strip_article(number);
+        if number.is_empty() || number == "number" {
+            let action = "press the number keys to dial a number";
+            return Ok(vec![Subtask::new(Verb::TurnOn, device).with_action(action)]);
+        }
+        return key_presses(c, &number, &device);
     }
     if let Some((verb, rest)) = strip_verb(c, &["press", "push", "hit", "tap", "click"]) {
         let target = obj(rest, ctx)?;
