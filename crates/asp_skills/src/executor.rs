@@ -7,9 +7,12 @@ use asp_config::AspConfig;
 use asp_config::sections::common::FramesConfig;
 use asp_config::sections::skills::SkillExecutorConfig;
 use asp_core::robot::{
-    ArmMotion, CancellationToken, Gripper, GripperGoal, MoveItErrorCode, PoseGoal, RobotError,
+    ArmMotion, CancellationToken, Gripper, GripperGoal, MotionKind, MoveItErrorCode, PoseGoal,
+    RobotError,
 };
-use asp_core::{Failure, FailureKind, FrameId, ObjectKey, Real, Skill, Transform};
+use asp_core::{
+    Failure, FailureKind, FrameId, ObjectKey, Point3, PointCloud, Real, Skill, Transform,
+};
 use asp_verify::{
     CommitEvidence, CommitRequest, CommitToken, CommitVerdict, CorrectiveAction, GripperSnapshot,
     Outcome, OutcomeRequest, PlaceTarget, RejectReason, Review, Snapshot,
@@ -24,7 +27,9 @@ use crate::estop::EStopListener;
 use crate::geometry::position;
 use crate::grasp::GraspParams;
 use crate::observe::{ObservePhase, ObserveRequest, Observed, SceneObserver};
-use crate::plan::{Contacts, OnFail, PlanContext, PlanError, SkillPlan, Step, cloud_bottom, plan};
+use crate::plan::{
+    Attempt, Contacts, OnFail, PlanContext, PlanError, SkillPlan, Step, cloud_bottom, plan,
+};
 use crate::request::{
     AttemptLog, SkillReport, SkillRequest, SkillResult, our_failure, outcome_failure,
 };
@@ -354,15 +359,19 @@ impl SkillExecutor {
             .await;
 
         // 7. the motions, under the token
+        let seen_before = before.object_cloud.as_ref().and_then(PointCloud::centroid);
         let run = self
             .run_attempts(
                 req,
                 &token,
                 &skill_plan,
                 cancel,
-                effort,
-                velocity,
-                acceleration,
+                Motion {
+                    effort,
+                    velocity,
+                    acceleration,
+                },
+                seen_before,
                 report,
             )
             .await?;
@@ -567,17 +576,26 @@ impl SkillExecutor {
     }
 
     #[allow(clippy::too_many_arguments)]
+    /// Runs the attempts in order until one completes. An attempt whose planning is
+    /// refused before anything was touched gives way to the next; so does one whose
+    /// fingers closed on nothing, once the arm has backed off to where the attempt
+    /// started and the object is seen where it was (`seen_before`, the observer's
+    /// centroid before the skill): a graze that moved it ends the skill for a new look.
     async fn run_attempts(
         &self,
         req: &SkillRequest,
         token: &CommitToken,
         skill_plan: &SkillPlan,
         cancel: &CancellationToken,
-        effort: f64,
-        velocity: f64,
-        acceleration: f64,
+        motion: Motion,
+        seen_before: Option<Point3>,
         report: &mut SkillReport,
     ) -> Result<RunResult, Stop> {
+        let Motion {
+            effort,
+            velocity,
+            acceleration,
+        } = motion;
         let map = FrameId::new(self.frames.map.as_str());
         let held_names = self
             .lock_held()
@@ -599,9 +617,10 @@ impl SkillExecutor {
         let mut touched = false;
         let mut closed_at_tool_z = None;
         let mut last_refusal: Option<(MoveItErrorCode, String)> = None;
+        let mut missed = 0usize;
         let mut blocked: Option<(MoveItErrorCode, String)> = None;
         let total = skill_plan.attempts.len();
-        for (ai, attempt) in skill_plan.attempts.iter().enumerate() {
+        'attempts: for (ai, attempt) in skill_plan.attempts.iter().enumerate() {
             report.stats.attempts_tried += 1;
             let mut log = AttemptLog {
                 label: attempt.label.clone(),
@@ -735,13 +754,29 @@ impl SkillExecutor {
                                 ));
                                 report.attempts.push(log);
                                 report.holding = Some(false);
+                                missed += 1;
+                                let recovery =
+                                    self.back_off(req, token, attempt, motion, cancel).await?;
+                                let recovery = match recovery {
+                                    BackOff::Clear => {
+                                        self.object_shift(req, seen_before, &map).await
+                                    }
+                                    other => other,
+                                };
+                                if recovery == BackOff::Unmoved && ai + 1 < total {
+                                    // seen where it was: the graze changed nothing
+                                    touched = false;
+                                    continue 'attempts;
+                                }
                                 return Err(Stop::new(
                                     our_failure(FailureKind::Execution, ours::NOTHING_HELD)
                                         .retryable()
                                         .needs_remap(),
                                     format!(
-                                        "{} on {}: the gripper closed on nothing; the object may have been pushed aside: look again (retrieve it) before retrying",
-                                        req.skill, req.object
+                                        "{} on {}: the gripper closed on nothing ({}); the object may have been pushed aside: look again (retrieve it) before retrying",
+                                        req.skill,
+                                        req.object,
+                                        recovery.describe(missed, total)
                                     ),
                                 ));
                             }
@@ -774,6 +809,18 @@ impl SkillExecutor {
                 break;
             }
         }
+        if missed > 0 {
+            // a miss, then only refusals: the arm is back where the misses started
+            return Err(Stop::new(
+                our_failure(FailureKind::Execution, ours::NOTHING_HELD)
+                    .retryable()
+                    .needs_remap(),
+                format!(
+                    "{} on {}: the gripper closed on nothing in {missed} of {total} attempts and the planner refused the others; look again (retrieve it) before retrying",
+                    req.skill, req.object
+                ),
+            ));
+        }
         let (code, why) = last_refusal.unwrap_or((MoveItErrorCode::PlanningFailed, String::new()));
         let fb = moveit_feedback(code);
         Err(Stop::new(
@@ -783,6 +830,79 @@ impl SkillExecutor {
                 req.skill, req.object, total, fb.hint
             ),
         ))
+    }
+
+    /// After a miss: open the gripper and retreat in a straight line to the attempt's
+    /// first pose (its pre-grasp), contact with the target allowed, so that the arm
+    /// does not stay with a finger on the object (every later plan would start in
+    /// collision). A stop (cancel, e-stop) ends the skill as usual.
+    async fn back_off(
+        &self,
+        req: &SkillRequest,
+        token: &CommitToken,
+        attempt: &Attempt,
+        motion: Motion,
+        cancel: &CancellationToken,
+    ) -> Result<BackOff, Stop> {
+        let open = GripperGoal {
+            position: self.cfg.grasp.open_width as Real,
+            max_effort: motion.effort as Real,
+        };
+        match self.act.gripper(token, open, cancel).await {
+            Ok(_) => {}
+            Err(RobotError::Cancelled) => return Err(self.stopped("back off", true, cancel)),
+            Err(e) => return Ok(BackOff::Stuck(format!("the gripper did not open: {e}"))),
+        }
+        let Some(start) = attempt.steps.iter().find_map(|s| match s {
+            Step::Move { target, .. } => Some(target),
+            Step::Grip { .. } => None,
+        }) else {
+            return Ok(BackOff::Clear);
+        };
+        let goal = PoseGoal {
+            frame: FrameId::new(self.frames.map.as_str()),
+            target: *start,
+            kind: MotionKind::Linear,
+            position_tolerance: self.cfg.motion.position_tolerance as Real,
+            orientation_tolerance: self.cfg.motion.orientation_tolerance as Real,
+            velocity_scaling: motion.velocity as Real,
+            acceleration_scaling: motion.acceleration as Real,
+            allowed_contacts: req.scene_names.clone(),
+        };
+        let out = self.act.move_to_pose(token, &goal, cancel).await;
+        if out.code.is_success() {
+            return Ok(BackOff::Clear);
+        }
+        if out.code == MoveItErrorCode::Preempted
+            || cancel.is_cancelled()
+            || self.act.estop().is_engaged()
+        {
+            return Err(self.stopped("back off", true, cancel));
+        }
+        Ok(BackOff::Stuck(format!("{} {}", out.code, out.message)))
+    }
+
+    /// Whether the object is where the observer saw it before the skill.
+    async fn object_shift(
+        &self,
+        req: &SkillRequest,
+        seen_before: Option<Point3>,
+        map: &FrameId,
+    ) -> BackOff {
+        let Some(before) = seen_before else {
+            return BackOff::Unseen;
+        };
+        let now = self
+            .snapshot(req, ObservePhase::Before, false, map)
+            .await
+            .object_cloud
+            .as_ref()
+            .and_then(PointCloud::centroid);
+        match now {
+            Some(p) if (p - before).norm() <= UNMOVED_AFTER_MISS => BackOff::Unmoved,
+            Some(p) => BackOff::Moved((p - before).norm()),
+            None => BackOff::Unseen,
+        }
     }
 
     fn stopped(&self, step: &str, touched: bool, cancel: &CancellationToken) -> Stop {
@@ -809,6 +929,48 @@ impl SkillExecutor {
 }
 
 /// What the motions left behind.
+/// Speed, acceleration and gripper effort of a skill's motions (checked against the
+/// limits before any goal is sent).
+#[derive(Debug, Clone, Copy)]
+struct Motion {
+    effort: f64,
+    velocity: f64,
+    acceleration: f64,
+}
+
+/// Where a miss (fingers closed on nothing) left things.
+#[derive(Debug, Clone, PartialEq)]
+enum BackOff {
+    /// Gripper open, arm back at the attempt's first pose; the object not looked at.
+    Clear,
+    /// Clear, and the object is seen where it was before the skill.
+    Unmoved,
+    /// Clear, but the object is seen this far (metres) from where it was.
+    Moved(Real),
+    /// Clear, but the object could not be seen.
+    Unseen,
+    /// The gripper did not open or the arm could not back off: why.
+    Stuck(String),
+}
+
+impl BackOff {
+    fn describe(&self, missed: usize, total: usize) -> String {
+        let tries = format!("attempt {missed} of {total}");
+        match self {
+            BackOff::Clear | BackOff::Unmoved => format!("{tries}; the arm backed off"),
+            BackOff::Moved(d) => format!(
+                "{tries}; the arm backed off and the object is seen {:.1} cm from where it was",
+                d * 100.0
+            ),
+            BackOff::Unseen => format!("{tries}; the arm backed off, the object is not seen"),
+            BackOff::Stuck(why) => format!("{tries}; the arm could not back off: {why}"),
+        }
+    }
+}
+
+/// After a miss, the object counts as unmoved within this distance, metres.
+const UNMOVED_AFTER_MISS: Real = 0.01;
+
 struct RunResult {
     holding: bool,
     /// Something was touched or gripped (object positions may have changed).

@@ -70,6 +70,50 @@ async fn grasp_of_a_flat_plate_wider_than_the_gripper_fails_without_motion() {
     assert_eq!(robot_state(&sim), before);
 }
 
+/// A cloud 10 cm above the apple (a perception error): every candidate closes on air.
+/// After each miss the arm opens and backs off to the pre-grasp, the apple is seen where
+/// it was, and the next candidate runs; the last miss ends the skill for a new look, with
+/// the arm clear of everything, so the next motion can plan.
+#[tokio::test]
+async fn a_grasp_that_closes_on_nothing_backs_off_and_tries_the_next_candidate() {
+    use asp_core::robot::ArmMotion;
+    let (sim, _) = scenario("tabletop/apple_in_bowl.yaml");
+    let cfg = config();
+    let estop = EStop::new();
+    let ex = executor(&sim, &cfg, &estop);
+    let apple_at = |sim: &asp_sim::SimRobot| {
+        sim.with_state(|s| s.world.object("apple").map(|o| o.pose.translation.vector))
+            .unwrap()
+    };
+    let apple_before = apple_at(&sim);
+    let mut req = request(&sim, "wrist", Skill::Grasp, "apple");
+    let shifted: Vec<asp_core::Point3> = req
+        .object_cloud
+        .points()
+        .iter()
+        .map(|p| p + asp_core::Vector3::new(0.0, 0.0, 0.10))
+        .collect();
+    req.object_cloud = asp_core::PointCloud::new(req.object_cloud.frame.clone(), shifted);
+    let r = ex.execute(req, &CancellationToken::new()).await;
+    assert!(!r.succeeded(), "{:#?}", r.report());
+    let f = r.failure().unwrap();
+    assert_eq!(f.code, ours::NOTHING_HELD, "{:#?}", r.report());
+    assert!(f.retryable && f.needs_remap, "{f:?}");
+    let rep = r.report();
+    assert!(rep.stats.attempts_tried >= 2, "{rep:#?}");
+    let missed = rep
+        .attempts
+        .iter()
+        .filter(|a| a.failed.as_deref().is_some_and(|m| m.contains("on nothing")))
+        .count();
+    assert!(missed >= 2, "more than one candidate closed: {rep:#?}");
+    assert!(rep.message.contains("backed off"), "{}", rep.message);
+    assert!((apple_at(&sim) - apple_before).norm() < 1e-4, "the apple moved");
+    // the arm is clear: a plan from where it stopped is not refused as in collision
+    let home = sim.move_to_named("home", &CancellationToken::new()).await;
+    assert!(home.code.is_success(), "{home:?}");
+}
+
 #[tokio::test]
 async fn tip_push_rings_the_bell() {
     let (sim, sc) = scenario("tabletop/ring_bell.yaml");
