@@ -608,6 +608,11 @@ impl ToolBackend for GraphBackend {
             .rebuild(ctx.state.held_object.as_ref())
             .await
             .map_err(tool_failure)?;
+        // the rebuilt map is the fresh look (from the next mapping pose); looking once
+        // more before the retry would spend the pose after it, and with two poses every
+        // retry would work from the same view again. A kept (held) object was not seen
+        // anew.
+        self.stale().retain(|k| summary.kept_keys.contains(k));
         self.journal.push(JournalEntry::Remap {
             call_index: ctx.call_index,
             summary,
