@@ -14,8 +14,11 @@
 //! mug); without one, the instance covering most of the views. Among its parts, those
 //! affording one of these skills are
 //! proposed with the first such skill, ranked by how many words of the part's name occur
-//! in the action text (then by part id). This is the semantic match a VLM makes, and no
-//! more: a part the action does not name is still proposed if its skill fits.
+//! in the action text (then by part id). When the action names some of them more than
+//! others ("press the i key" among the keys, "open the top drawer"), only the most named
+//! are proposed: another key is no alternative to the one asked for. This is the
+//! semantic match a VLM makes, and no more: when the action names no part over another,
+//! every part whose skill fits is proposed.
 //!
 //! **Localisation** (`locate_part`): the part whose name shares the most words with the
 //! query (a query may carry keywords, "handle (curved, loop)"); its ground-truth box,
@@ -296,6 +299,12 @@ impl AffordanceVlm for SimulatedAffordanceVlm {
         let mut ranked: Vec<(u32, usize, AffordanceProposal)> =
             parts.into_iter().map(|(id, (o, p))| (id, o, p)).collect();
         ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        // the action names some parts more than others ("the i key" among the keys, "the
+        // top drawer"): those are what it means, the others are no alternative
+        let most = ranked.first().map_or(0, |r| r.1);
+        if ranked.iter().any(|r| r.1 < most) {
+            ranked.retain(|r| r.1 == most);
+        }
         Ok(ranked.into_iter().map(|(_, _, p)| p).collect())
     }
 
@@ -665,6 +674,56 @@ mod tests {
             .segment_prompt(&sample.view, &Prompt::Box { bbox: nothing })
             .unwrap();
         assert_eq!(f.mask.area(), 4);
+    }
+
+    /// A keyboard of three keys side by side (2×2 pixels each) on a 6×2 view.
+    fn three_keys() -> Observation {
+        use asp_core::models::{GtInstance, GtPart};
+        use asp_core::{LabelImage, RgbImage};
+        let part_ids =
+            LabelImage::from_vec(6, 2, vec![1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3]).unwrap();
+        let parts = ["key h", "key i", "key j"]
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let id = i as u32 + 1;
+                let part = GtPart {
+                    id,
+                    instance: 1,
+                    name: (*name).into(),
+                    skills: vec![Skill::TipPush],
+                };
+                (id, part)
+            })
+            .collect();
+        let instance = GtInstance {
+            id: 1,
+            name: "keyboard".into(),
+            description: "a keyboard".into(),
+        };
+        Observation {
+            rgb: RgbImage::filled(6, 2, Default::default()),
+            depth: None,
+            ground_truth: Some(GroundTruth {
+                instance_ids: LabelImage::filled(6, 2, 1),
+                part_ids,
+                instances: BTreeMap::from([(1, instance)]),
+                parts,
+            }),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_named_part_is_proposed_without_its_siblings() {
+        let vlm = SimulatedAffordanceVlm::new(clean());
+        let view = [three_keys()];
+        let named = vlm.propose("press the i key", &view).await.unwrap();
+        let parts: Vec<&str> = named.iter().map(|p| p.part.as_str()).collect();
+        assert_eq!(parts, ["key i"], "another key is no alternative");
+        // an action that names no key over another gets every key, in part order
+        let any = vlm.propose("press the keys", &view).await.unwrap();
+        let parts: Vec<&str> = any.iter().map(|p| p.part.as_str()).collect();
+        assert_eq!(parts, ["key h", "key i", "key j"]);
     }
 
     #[tokio::test]
