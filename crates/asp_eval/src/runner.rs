@@ -241,6 +241,19 @@ pub fn render_cameras(sim: &SimRobot) -> Vec<(String, asp_core::RgbdFrame)> {
         .collect()
 }
 
+/// The configuration of an episode: the simulated models' draws are seeded by the
+/// episode's seed too (added to their configured seeds), so the runs of a scenario are
+/// independent trials of the models' mistakes, not one trial repeated. Seed 0 keeps the
+/// configured seeds.
+pub fn episode_config(cfg: &LoadedConfig, seed: u64) -> LoadedConfig {
+    let mut c = cfg.clone();
+    let aff = &mut c.config.affordance_node.simulated_models.seed;
+    *aff = aff.wrapping_add(seed);
+    let map = &mut c.config.object_map_node.simulation.seed;
+    *map = map.wrapping_add(seed);
+    c
+}
+
 /// Runs one episode: a fresh simulation of `scenario` seeded with `spec.seed`, a fresh
 /// system from `launcher`, the goal, and the judgement. With `capture`, also what an
 /// HTML report shows (camera frames are rendered from a twin simulation at the start,
@@ -258,6 +271,7 @@ pub async fn run_episode(
         message,
     };
     let started = Instant::now();
+    let cfg = &episode_config(cfg, spec.seed);
     let sim = asp_system::system::scenario_simulation(cfg, scenario, Some(spec.seed))
         .map_err(|e| start_err(e.to_string()))?;
     let twin = if capture {
