@@ -19,10 +19,14 @@
 //! A failed step is retried (after re-resolving objects the inventory lost) while the
 //! failure is retryable or asks for a remap, up to `limits.max_retries_per_call` times.
 //!
+//! "both X" / "the two X" become X and "other X": the second resolves to a retrieved X
+//! other than the first.
+//!
 //! What it cannot do (it reads the goal literally): goals that need commonsense
 //! inference not in the text ("I'm thirsty", "tidy up", "make coffee", "put the fruit
-//! away" — which objects, where?); quantifiers and sets ("all the cups", "every red
-//! block") — it handles the objects it is given one by one, up to those named; negation
+//! away" — which objects, where?); quantifiers and sets beyond a pair ("all the cups",
+//! "every red block") — it handles the objects it is given one by one, up to those
+//! named; negation
 //! and exclusion ("the cup that is not red"); ordinals and counting ("the second cup
 //! from the left", "three apples"); chained relations ("the cup left of the bowl near the
 //! plate": only the first relation is used); conditions ("if the drawer is open, close
@@ -258,6 +262,25 @@ impl Offline<'_, '_> {
             && self.rt.state.in_inventory(k)
         {
             return Ok(k.clone());
+        }
+        // "other green apple": a green apple other than the one already resolved
+        if let Some(base) = phrase.strip_prefix("other ") {
+            let taken = self.resolved.get(base).cloned();
+            let query = parse_object_phrase(base).query;
+            let key = self
+                .retrieve(&query)
+                .await?
+                .into_iter()
+                .find(|k| Some(k) != taken.as_ref())
+                .ok_or_else(|| StepError::Failed {
+                    message: format!(
+                        "no other {query:?} than {}",
+                        taken.map_or_else(|| "the first".to_owned(), |k| k.to_string())
+                    ),
+                    retryable: false,
+                })?;
+            self.resolved.insert(phrase.to_owned(), key.clone());
+            return Ok(key);
         }
         let p = parse_object_phrase(phrase);
         let candidates = self.retrieve(&p.query).await?;

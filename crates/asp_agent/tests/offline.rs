@@ -162,6 +162,34 @@ async fn interact_goals_of_the_study() {
 }
 
 #[tokio::test]
+async fn both_of_a_pair_go_one_after_the_other() {
+    let (w, report) = solve("put both green cups in the big box").await;
+    assert!(report.status.is_completed(), "{}", report.summary);
+    for cup in ["cup_left", "cup_right"] {
+        assert_eq!(
+            w.object(cup).unwrap().resting,
+            Some(("in".into(), "box_big".into())),
+            "{cup}: {:?}",
+            w.calls()
+        );
+    }
+    // with a single one there is no other: the first goes, then a clear failure
+    let w = world();
+    let (agent, _) = offline_agent(w.clone(), settings());
+    let report = run(&agent, "put both brown eggs in the bowl").await;
+    assert_eq!(error_code(&report), GoalErrorCode::SubtaskFailed);
+    assert!(
+        report.summary.contains("no other \"brown egg\""),
+        "{}",
+        report.summary
+    );
+    assert_eq!(
+        w.object("egg_b").unwrap().resting,
+        Some(("in".into(), "bowl".into()))
+    );
+}
+
+#[tokio::test]
 async fn drawer_goals_open_first() {
     let (w, _) = solve("open the drawer").await;
     assert_eq!(w.object("drawer").unwrap().open, Some(true));

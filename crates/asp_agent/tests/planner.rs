@@ -241,6 +241,32 @@ const CASES: &[Case] = &[
         ],
     },
     Case {
+        goal: "open the metal cabinet from the right side",
+        steps: &["open metal cabinet {open the metal cabinet from the right side}"],
+    },
+    Case {
+        goal: "press the button from the front",
+        steps: &["turn_on button {press the button from the front}"],
+    },
+    Case {
+        goal: "put both green apples in the basket",
+        steps: &[
+            "+pick_up green apple",
+            "place green apple in basket",
+            "+pick_up other green apple",
+            "place other green apple in basket",
+        ],
+    },
+    Case {
+        goal: "put the two glasses on the tray",
+        steps: &[
+            "+pick_up glass",
+            "place glass on tray",
+            "+pick_up other glass",
+            "place other glass on tray",
+        ],
+    },
+    Case {
         goal: "type on the keyboard",
         steps: &["turn_on keyboard {press the keys of the keyboard}"],
     },

@@ -454,7 +454,38 @@ fn move_particles(clause: &str) -> String {
 }
 
 /// The object phrases of a coordination: "the apple and the banana" → two.
+/// The singular of a plural noun phrase's last word ("green apples" → "green apple").
+fn singular(phrase: &str) -> String {
+    let (head, last) = match phrase.rsplit_once(' ') {
+        Some((h, l)) => (format!("{h} "), l),
+        None => (String::new(), phrase),
+    };
+    let one = if let Some(stem) = last.strip_suffix("ies") {
+        format!("{stem}y")
+    } else if ["ches", "shes", "xes", "sses", "oes"]
+        .iter()
+        .any(|e| last.ends_with(e))
+    {
+        last[..last.len() - 2].to_owned()
+    } else if let Some(stem) = last.strip_suffix('s')
+        && !last.ends_with("ss")
+    {
+        stem.to_owned()
+    } else {
+        last.to_owned()
+    };
+    format!("{head}{one}")
+}
+
 fn split_objects(phrase: &str) -> Vec<String> {
+    // "both green apples", "the two cups": one, then the other
+    let bare = strip_article(phrase);
+    for pair in ["both of the ", "both the ", "both ", "two "] {
+        if let Some(rest) = bare.strip_prefix(pair) {
+            let one = singular(rest);
+            return vec![one.clone(), format!("other {one}")];
+        }
+    }
     let normalised = phrase.replace(", and ", ", ").replace(" and ", ", ");
     let parts: Vec<String> = normalised
         .split(", ")
@@ -623,7 +654,45 @@ fn place(rest: &str, ctx: &mut Ctx, force_in: bool) -> Result<Vec<Subtask>, Stri
     Ok(out)
 }
 
+/// Sides a goal may say to act from ("open the cabinet from the right side").
+const SIDES: &[&str] = &["left", "right", "front", "back", "top", "bottom"];
+
+/// The clause without a trailing "from the right side" / "from its left" / "from the
+/// front", and that phrase: it says how to act, not which object.
+fn split_side(clause: &str) -> (String, Option<String>) {
+    for owner in ["the", "its", "their"] {
+        for side in SIDES {
+            for tail in [" side", ""] {
+                let phrase = format!("from {owner} {side}{tail}");
+                if let Some(rest) = clause.strip_suffix(&format!(" {phrase}")) {
+                    return (rest.to_owned(), Some(phrase));
+                }
+            }
+        }
+    }
+    (clause.to_owned(), None)
+}
+
 fn parse_clause(clause: &str, ctx: &mut Ctx) -> Result<Vec<Subtask>, String> {
+    let (clause, side) = split_side(clause);
+    let mut steps = parse_action_clause(&clause, ctx)?;
+    // the side goes with the action (what go_to and the affordance detector read)
+    if let Some(side) = side {
+        for st in steps.iter_mut().filter(|s| s.verb != Verb::Place) {
+            let action = match st.action.take() {
+                Some(a) => format!("{a} {side}"),
+                None => {
+                    let what = st.part.as_deref().unwrap_or(&st.object);
+                    format!("{} the {what} {side}", st.verb.phrase())
+                }
+            };
+            st.action = Some(action);
+        }
+    }
+    Ok(steps)
+}
+
+fn parse_action_clause(clause: &str, ctx: &mut Ctx) -> Result<Vec<Subtask>, String> {
     let mut clause = move_particles(clause);
     // "bring me the cup", "get me the apple": the recipient is not an object
     for verb in ["bring", "get", "fetch", "hand", "give", "pass"] {
