@@ -104,11 +104,18 @@ async fn a_grasp_that_closes_on_nothing_backs_off_and_tries_the_next_candidate()
     let missed = rep
         .attempts
         .iter()
-        .filter(|a| a.failed.as_deref().is_some_and(|m| m.contains("on nothing")))
+        .filter(|a| {
+            a.failed
+                .as_deref()
+                .is_some_and(|m| m.contains("on nothing"))
+        })
         .count();
     assert!(missed >= 2, "more than one candidate closed: {rep:#?}");
     assert!(rep.message.contains("backed off"), "{}", rep.message);
-    assert!((apple_at(&sim) - apple_before).norm() < 1e-4, "the apple moved");
+    assert!(
+        (apple_at(&sim) - apple_before).norm() < 1e-4,
+        "the apple moved"
+    );
     // the arm is clear: a plan from where it stopped is not refused as in collision
     let home = sim.move_to_named("home", &CancellationToken::new()).await;
     assert!(home.code.is_success(), "{home:?}");
