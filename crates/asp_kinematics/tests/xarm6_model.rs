@@ -141,7 +141,7 @@ fn the_arm_alone_and_the_arm_on_the_base_have_the_same_kinematics() {
         assert_relative_eq!(a.translation.vector, b.translation.vector, epsilon = 1e-6);
         assert!(a.rotation.angle_to(&b.rotation) < 1e-6);
     }
-    for name in ["home", "stow", "look"] {
+    for name in ["home", "stow", "look", "look_left", "look_right"] {
         assert_eq!(
             on_base.named_configuration(name),
             alone.named_configuration(name)
@@ -249,7 +249,7 @@ fn named_configurations_are_within_limits_and_free_of_self_collision() {
     let r = robot();
     let mut names = r.named_configurations();
     names.sort();
-    assert_eq!(names, ["home", "look", "stow"]);
+    assert_eq!(names, ["home", "look", "look_left", "look_right", "stow"]);
     for name in &names {
         let q = r.named_configuration(name).unwrap();
         assert!(

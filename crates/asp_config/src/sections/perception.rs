@@ -509,7 +509,7 @@ pub struct MappingConfig {
     /// is out of the way and the cameras see the workspace: the first for the first
     /// build, the next for each rebuild (a look from another viewpoint after a failure),
     /// cycling. Re-detection takes the current one. Empty: the arm stays where it is.
-    /// Default `[home, look]`.
+    /// Default `[home, look, look_left, look_right]`.
     #[garde(inner(length(min = 1)))]
     pub arm_poses: Vec<String>,
     /// Build the map when the node starts; off: on the first retrieval. Default on.
@@ -522,7 +522,9 @@ impl Default for MappingConfig {
         Self {
             cameras: vec!["wrist".into()],
             survey: Vec::new(),
-            arm_poses: vec!["home".into(), "look".into()],
+            arm_poses: ["home", "look", "look_left", "look_right"]
+                .map(String::from)
+                .to_vec(),
             build_on_start: true,
         }
     }

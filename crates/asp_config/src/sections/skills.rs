@@ -88,7 +88,8 @@ pub struct MotionInterfaces {
     #[garde(length(min = 1), inner(length(min = 1)))]
     pub joint_names: Vec<String>,
     /// Named joint configurations (radians, in `joint_names` order) for
-    /// `move_to_named`. Default: the SRDF's group states `home`, `stow` and `look`.
+    /// `move_to_named`. Default: the SRDF's group states `home`, `stow`, `look`,
+    /// `look_left` and `look_right`.
     #[garde(custom(targets_match(&self.joint_names)))]
     pub named_targets: BTreeMap<String, Vec<f64>>,
 }
@@ -152,6 +153,14 @@ impl Default for MotionInterfaces {
                 (
                     "look".to_string(),
                     vec![0.0, -1.5057, -0.8536, 0.0, 1.5739, 0.0],
+                ),
+                (
+                    "look_left".to_string(),
+                    vec![0.2, -1.5057, -0.8536, 0.0, 1.5739, 0.0],
+                ),
+                (
+                    "look_right".to_string(),
+                    vec![-0.2, -1.5057, -0.8536, 0.0, 1.5739, 0.0],
                 ),
             ]),
         }
