@@ -460,8 +460,11 @@ fn tip_push_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillPlan,
     let s = part_surface(part, req.object_cloud.points(), a.surface_radius as Real)
         .ok_or_else(|| PlanError::Invalid("the part has no points".into()))?;
     // buttons and keys on a horizontal surface are pressed straight down: a normal
-    // estimated from the few points a camera sees of a small part leans towards it
-    let n = if s.normal.z > PRESS_VERTICAL_COS {
+    // estimated from the few points a camera sees of a small part leans towards it, and
+    // one pointing down is a top surface whose fit was tipped over by what rises beside
+    // the part (a handset behind a keypad's top row): a camera above sees tops, and an
+    // arm does not press a key from below
+    let n = if s.normal.z.abs() > PRESS_VERTICAL_COS {
         Vector3::z()
     } else {
         s.normal
@@ -900,6 +903,57 @@ mod tests {
         );
         r.obstacles = obstacles;
         r
+    }
+
+    /// A key whose fitted surface puts it on the underside (here: recessed 4 mm into a
+    /// panel, so it "stands out" downwards) is still pressed from above.
+    #[test]
+    fn a_key_is_never_pressed_from_below() {
+        use asp_core::{Affordance, AffordanceProvenance};
+        let cfg = SkillExecutorConfig::default();
+        let ctx = PlanContext {
+            cfg: &cfg,
+            grasp: GraspParams::new(&cfg.grasp, &cfg.gripper),
+            arm_base: Point3::new(0.0, 0.0, 0.55),
+            tool: Isometry3::identity(),
+            held_bottom_below_tool: None,
+        };
+        let key: Vec<Point3> = (0..16)
+            .map(|i| {
+                Point3::new(
+                    0.4 + 0.003 * (i % 4) as Real,
+                    0.003 * (i / 4) as Real,
+                    0.536,
+                )
+            })
+            .collect();
+        let panel = table(0.4, 0.0, 0.54);
+        let mut object = panel.points().to_vec();
+        object.extend(key.iter().copied());
+        let mut req = request(object, None).with_affordance(Affordance {
+            point_cloud: PointCloud::new("map", key),
+            part: "key".into(),
+            skill: Skill::TipPush,
+            provenance: AffordanceProvenance {
+                producers: Vec::new(),
+                keyframes: Vec::new(),
+                confidence: 1.0,
+                verifier_score: None,
+            },
+        });
+        req.skill = Skill::TipPush;
+        let plan = plan(&req, &ctx).unwrap();
+        for attempt in &plan.attempts {
+            let targets: Vec<(&str, Point3)> = attempt.targets().collect();
+            let pre = targets.iter().find(|(l, _)| *l == "pre-push").unwrap().1;
+            let push = targets.iter().find(|(l, _)| *l == "push").unwrap().1;
+            assert!(
+                pre.z > push.z + 0.05,
+                "{}: {pre:?} → {push:?}",
+                attempt.label
+            );
+            assert!((pre.x - push.x).abs() < 1e-4 && (pre.y - push.y).abs() < 1e-4);
+        }
     }
 
     #[test]
