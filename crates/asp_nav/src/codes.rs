@@ -16,7 +16,7 @@ pub mod ours {
     pub const INVALID_REQUEST: i32 = 1104;
     /// The base pose could not be read.
     pub const COMMUNICATION: i32 = 1105;
-    /// Arrived, but the object was not found again in the local map.
+    /// Arrived, but the re-detection could not run (no camera frame, a model error).
     pub const NOT_REFOUND: i32 = 1106;
 }
 

@@ -290,3 +290,70 @@ async fn e_stop_refuses_and_stops_go_to_until_reset() {
     let r = g.go_to(req(), &CancellationToken::new()).await;
     assert!(r.arrived(), "{:#?}", r.report());
 }
+
+/// A re-detection that sees nothing (the object hidden from the arrival frame), or
+/// whose camera gives no frame.
+struct BlindRelocalizer {
+    camera_works: bool,
+}
+
+#[async_trait::async_trait]
+impl asp_nav::Relocalizer for BlindRelocalizer {
+    async fn relocalize(
+        &self,
+        _query: &str,
+        _previous: &asp_core::PointCloud,
+        camera: &str,
+    ) -> Result<Option<asp_nav::Relocalized>, asp_nav::RelocalizeError> {
+        if self.camera_works {
+            Ok(None)
+        } else {
+            Err(asp_nav::RelocalizeError(format!(
+                "camera {camera:?} gave no frame"
+            )))
+        }
+    }
+}
+
+/// Not seeing the object again from the arrival pose does not undo the arrival (the map's
+/// view stands, and driving again would only come back to the same pose); a re-detection
+/// that could not run at all is a failure the agent is told about.
+#[tokio::test]
+async fn an_object_not_seen_again_on_arrival_keeps_the_maps_view() {
+    for camera_works in [true, false] {
+        let sim = sim_for("mobile/dial_phone.yaml");
+        let mut cfg = go_to_config(1.0);
+        cfg.relocalize = true;
+        let estop = EStop::new();
+        let goto = GoTo::new(
+            Arc::new(sim.clone()),
+            &cfg,
+            estop.listener(),
+            Some(Arc::new(BlindRelocalizer { camera_works })),
+        );
+        let req = request(&sim, "phone", "phone key", Skill::TipPush);
+        let r = goto.go_to(req, &CancellationToken::new()).await;
+        let report = r.report();
+        assert!(report.relocalized.is_none());
+        if camera_works {
+            assert!(r.arrived(), "{report:#?}");
+            assert!(
+                report.message.contains("not found again from here"),
+                "{}",
+                report.message
+            );
+        } else {
+            assert!(!r.arrived(), "{report:#?}");
+            assert!(
+                report.message.contains("gave no frame"),
+                "{}",
+                report.message
+            );
+            let GoToResult::Failed { failure, .. } = &r else {
+                unreachable!()
+            };
+            assert_eq!(failure.code, ours::NOT_REFOUND);
+            assert_eq!(failure.kind, FailureKind::Perception);
+        }
+    }
+}
