@@ -27,9 +27,7 @@ use crate::estop::EStopListener;
 use crate::geometry::position;
 use crate::grasp::GraspParams;
 use crate::observe::{ObservePhase, ObserveRequest, Observed, SceneObserver};
-use crate::plan::{
-    Attempt, Contacts, OnFail, PlanContext, PlanError, SkillPlan, Step, cloud_bottom, plan,
-};
+use crate::plan::{Contacts, OnFail, PlanContext, PlanError, SkillPlan, Step, cloud_bottom, plan};
 use crate::request::{
     AttemptLog, SkillReport, SkillRequest, SkillResult, our_failure, outcome_failure,
 };
@@ -372,6 +370,7 @@ impl SkillExecutor {
                     acceleration,
                 },
                 seen_before,
+                &map_to_base,
                 report,
             )
             .await?;
@@ -589,6 +588,7 @@ impl SkillExecutor {
         cancel: &CancellationToken,
         motion: Motion,
         seen_before: Option<Point3>,
+        map_to_base: &Transform,
         report: &mut SkillReport,
     ) -> Result<RunResult, Stop> {
         let Motion {
@@ -718,6 +718,15 @@ impl SkillExecutor {
                             }
                         }
                     }
+                    Step::Retreat { label, distance } => {
+                        match self
+                            .retreat(req, token, *distance, motion, map_to_base, cancel)
+                            .await?
+                        {
+                            Ok(()) => log.completed.push((*label).to_owned()),
+                            Err(why) => log.completed.push(format!("{label} skipped: {why}")),
+                        }
+                    }
                     Step::Grip {
                         label,
                         position: gap,
@@ -755,8 +764,9 @@ impl SkillExecutor {
                                 report.attempts.push(log);
                                 report.holding = Some(false);
                                 missed += 1;
-                                let recovery =
-                                    self.back_off(req, token, attempt, motion, cancel).await?;
+                                let recovery = self
+                                    .back_off(req, token, motion, map_to_base, cancel)
+                                    .await?;
                                 let recovery = match recovery {
                                     BackOff::Clear => {
                                         self.object_shift(req, seen_before, &map).await
@@ -832,16 +842,16 @@ impl SkillExecutor {
         ))
     }
 
-    /// After a miss: open the gripper and retreat in a straight line to the attempt's
-    /// first pose (its pre-grasp), contact with the target allowed, so that the arm
-    /// does not stay with a finger on the object (every later plan would start in
+    /// After a miss: open the gripper and retreat in a straight line along the approach
+    /// (back to the pre-grasp), contact with the target allowed, so that the arm does
+    /// not stay with a finger on the object (every later plan would start in
     /// collision). A stop (cancel, e-stop) ends the skill as usual.
     async fn back_off(
         &self,
         req: &SkillRequest,
         token: &CommitToken,
-        attempt: &Attempt,
         motion: Motion,
+        map_to_base: &Transform,
         cancel: &CancellationToken,
     ) -> Result<BackOff, Stop> {
         let open = GripperGoal {
@@ -853,15 +863,70 @@ impl SkillExecutor {
             Err(RobotError::Cancelled) => return Err(self.stopped("back off", true, cancel)),
             Err(e) => return Ok(BackOff::Stuck(format!("the gripper did not open: {e}"))),
         }
-        let Some(start) = attempt.steps.iter().find_map(|s| match s {
-            Step::Move { target, .. } => Some(target),
-            Step::Grip { .. } => None,
-        }) else {
-            return Ok(BackOff::Clear);
+        let distance = self.cfg.grasp.approach_distance as Real;
+        Ok(
+            match self
+                .retreat(req, token, distance, motion, map_to_base, cancel)
+                .await?
+            {
+                Ok(()) => BackOff::Clear,
+                Err(why) => BackOff::Stuck(why),
+            },
+        )
+    }
+
+    /// Moves the tool `distance` back along its approach axis (its −z) from where it
+    /// is now, in a straight line, contact with the target allowed; where that does not
+    /// plan (an arm at the edge of its reach after an arc), a third of it, which still
+    /// takes the fingers off the part. `Ok(Err(why))` when neither plans or both would
+    /// leave the workspace; a stop (cancel, e-stop) ends the skill.
+    async fn retreat(
+        &self,
+        req: &SkillRequest,
+        token: &CommitToken,
+        distance: Real,
+        motion: Motion,
+        map_to_base: &Transform,
+        cancel: &CancellationToken,
+    ) -> Result<Result<(), String>, Stop> {
+        let mut why = String::new();
+        for d in [distance, distance / 3.0] {
+            match self
+                .retreat_by(req, token, d, motion, map_to_base, cancel)
+                .await?
+            {
+                Ok(()) => return Ok(Ok(())),
+                Err(w) => why = w,
+            }
+        }
+        Ok(Err(why))
+    }
+
+    async fn retreat_by(
+        &self,
+        req: &SkillRequest,
+        token: &CommitToken,
+        distance: Real,
+        motion: Motion,
+        map_to_base: &Transform,
+        cancel: &CancellationToken,
+    ) -> Result<Result<(), String>, Stop> {
+        let map = FrameId::new(self.frames.map.as_str());
+        let now = match self.act.tool_pose(&map).await {
+            Ok(p) => p,
+            Err(e) => return Ok(Err(format!("the tool pose is unknown: {e}"))),
         };
+        let (_, _, z) = crate::geometry::tool_axes(&now);
+        let target = crate::geometry::shifted(&now, -z * distance);
+        if let Err(r) = self
+            .safety
+            .check_target("back off", &position(&target), map_to_base)
+        {
+            return Ok(Err(r.to_string()));
+        }
         let goal = PoseGoal {
-            frame: FrameId::new(self.frames.map.as_str()),
-            target: *start,
+            frame: map,
+            target,
             kind: MotionKind::Linear,
             position_tolerance: self.cfg.motion.position_tolerance as Real,
             orientation_tolerance: self.cfg.motion.orientation_tolerance as Real,
@@ -871,7 +936,7 @@ impl SkillExecutor {
         };
         let out = self.act.move_to_pose(token, &goal, cancel).await;
         if out.code.is_success() {
-            return Ok(BackOff::Clear);
+            return Ok(Ok(()));
         }
         if out.code == MoveItErrorCode::Preempted
             || cancel.is_cancelled()
@@ -879,7 +944,7 @@ impl SkillExecutor {
         {
             return Err(self.stopped("back off", true, cancel));
         }
-        Ok(BackOff::Stuck(format!("{} {}", out.code, out.message)))
+        Ok(Err(format!("{} {}", out.code, out.message)))
     }
 
     /// Whether the object is where the observer saw it before the skill.
@@ -941,7 +1006,7 @@ struct Motion {
 /// Where a miss (fingers closed on nothing) left things.
 #[derive(Debug, Clone, PartialEq)]
 enum BackOff {
-    /// Gripper open, arm back at the attempt's first pose; the object not looked at.
+    /// Gripper open, arm backed off along the approach; the object not looked at.
     Clear,
     /// Clear, and the object is seen where it was before the skill.
     Unmoved,

@@ -57,13 +57,17 @@ pub(crate) enum Step {
         /// The fingers must end on something (grasp-type skills).
         check_hold: bool,
     },
+    /// Back away `distance` metres along the tool's approach axis from wherever the arm
+    /// is when the step runs (a pull or an arc may have stopped short of its plan),
+    /// contact with the target allowed; a retreat that cannot plan is skipped.
+    Retreat { label: &'static str, distance: Real },
 }
 
 impl Step {
     pub(crate) fn label(&self) -> &str {
         match self {
             Step::Move { label, .. } => label,
-            Step::Grip { label, .. } => label,
+            Step::Grip { label, .. } | Step::Retreat { label, .. } => label,
         }
     }
 }
@@ -79,7 +83,7 @@ impl Attempt {
     pub(crate) fn targets(&self) -> impl Iterator<Item = (&str, Point3)> {
         self.steps.iter().filter_map(|s| match s {
             Step::Move { label, target, .. } => Some((label.as_str(), position(target))),
-            Step::Grip { .. } => None,
+            Step::Grip { .. } | Step::Retreat { .. } => None,
         })
     }
 }
@@ -824,26 +828,15 @@ fn articulation_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillP
                     .collect()
             }
         };
-        // the last pose of the motion, to back off from after letting go
-        let last = motion
-            .iter()
-            .rev()
-            .find_map(|s| match s {
-                Step::Move { target, .. } => Some(*target),
-                Step::Grip { .. } => None,
-            })
-            .unwrap_or(cand.pose);
         att.steps.extend(motion);
         att.steps
             .push(grip("release", cfg.grasp.open_width as Real, false));
-        let (_, _, z) = tool_axes(&last);
-        att.steps.push(mv(
-            "back off",
-            shifted(&last, -z * approach),
-            MotionKind::Linear,
-            Contacts::Target,
-            OnFail::Ignore,
-        ));
+        // from where the motion ended, which is not its last waypoint when the arm's
+        // reach ended the pull or the arc early
+        att.steps.push(Step::Retreat {
+            label: "back off",
+            distance: approach,
+        });
         att.label = format!("{} then {}", att.label, if open { "open" } else { "close" });
     }
     let focus = Principal::of(part).map_or(Point3::origin(), |p| p.centroid);

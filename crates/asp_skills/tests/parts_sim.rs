@@ -193,3 +193,49 @@ async fn open_swings_the_cabinet_door_along_its_arc() {
     let outcome = r.report().outcome.as_ref().unwrap();
     assert!(outcome.checks.iter().any(|c| c.name == "articulation"));
 }
+
+/// The arm's reach ends the door's arc early (the fourth arc waypoint does not plan): the
+/// gripper lets go and backs off from where the arc stopped, not from where it would
+/// have ended, so the arm leaves the handle and the next motion plans from a free start.
+#[tokio::test]
+async fn an_arc_that_stops_early_backs_off_from_where_it_stopped() {
+    use asp_core::robot::{ArmMotion, MoveItErrorCode};
+    let (sim, _) = scenario("mobile/open_cabinet.yaml");
+    let nav = asp_core::robot::BaseNavigation::navigate_to(
+        &sim,
+        asp_core::Pose2D::new(2.554, 0.911, -0.8727),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(nav.status, asp_core::robot::TerminalStatus::Succeeded);
+    let cfg = config();
+    let estop = EStop::new();
+    // goals: pre-grasp, approach, arc 1, arc 2, arc 3, arc 4 (refused)
+    let arm = std::sync::Arc::new(FailNthGoal::new(&sim, 6, MoveItErrorCode::NoIkSolution));
+    let ex = executor_with_arm(&sim, arm, &cfg, &estop);
+    let r = ex
+        .execute(
+            with_part(&sim, Skill::Open, "metal_cabinet", "cabinet door handle"),
+            &CancellationToken::new(),
+        )
+        .await;
+    let log = r.report().attempts.last().unwrap();
+    assert!(
+        log.completed
+            .iter()
+            .any(|s| s.starts_with("arc 4/8") && s.contains("stopped")),
+        "{log:#?}"
+    );
+    let i_release = log.completed.iter().position(|s| s == "release").unwrap();
+    assert_eq!(log.completed[i_release + 1], "back off", "{log:#?}");
+    let door = sim.with_state(|s| {
+        let o = s.world.object("metal_cabinet").unwrap();
+        o.links[o.link_index("door").unwrap()].position
+    });
+    assert!(
+        door > 0.3 && door < 0.6,
+        "door at {door} rad after three arc steps"
+    );
+    let home = sim.move_to_named("home", &CancellationToken::new()).await;
+    assert!(home.code.is_success(), "{home:?}");
+}
