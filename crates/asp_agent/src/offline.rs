@@ -14,7 +14,8 @@
 //! - open / close / turn on / turn off → `interact` with the subtask's action (or "open
 //!   the drawer", …);
 //! - with `agent_node.mobile`, `go_to(obj, action)` first, unless the previous subtask
-//!   already drove to the same object (typing "911" drives to the phone once).
+//!   already drove to the same object (typing "911" drives to the phone once); a retry
+//!   after a failed step drives again.
 //!
 //! A failed step is retried (after re-resolving objects the inventory lost) while the
 //! failure is retryable or asks for a remap, up to `limits.max_retries_per_call` times.
@@ -90,6 +91,9 @@ pub(crate) async fn drive(rt: &mut GoalRuntime<'_>, plan: &Plan) -> DriveEnd {
                 Err(StepError::Stop(stop)) => return DriveEnd::Stopped(stop),
                 Err(StepError::Failed { message, retryable }) => {
                     failures += 1;
+                    // the retry drives again: what the failed step did (a door half
+                    // open, an object pushed) may call for another base pose
+                    agent.at = None;
                     if !retryable || failures > max_retries {
                         let tries = if retryable {
                             format!(" after {failures} attempts")
