@@ -891,60 +891,43 @@ impl SkillExecutor {
     ) -> Result<Result<(), String>, Stop> {
         let mut why = String::new();
         for d in [distance, distance / 3.0] {
-            match self
-                .retreat_by(req, token, d, motion, map_to_base, cancel)
-                .await?
+            let map = FrameId::new(self.frames.map.as_str());
+            let now = match self.act.tool_pose(&map).await {
+                Ok(p) => p,
+                Err(e) => return Ok(Err(format!("the tool pose is unknown: {e}"))),
+            };
+            let (_, _, z) = crate::geometry::tool_axes(&now);
+            let target = crate::geometry::shifted(&now, -z * d);
+            if let Err(r) = self
+                .safety
+                .check_target("back off", &position(&target), map_to_base)
             {
-                Ok(()) => return Ok(Ok(())),
-                Err(w) => why = w,
+                why = r.to_string();
+                continue;
             }
+            let goal = PoseGoal {
+                frame: map,
+                target,
+                kind: MotionKind::Linear,
+                position_tolerance: self.cfg.motion.position_tolerance as Real,
+                orientation_tolerance: self.cfg.motion.orientation_tolerance as Real,
+                velocity_scaling: motion.velocity as Real,
+                acceleration_scaling: motion.acceleration as Real,
+                allowed_contacts: req.scene_names.clone(),
+            };
+            let out = self.act.move_to_pose(token, &goal, cancel).await;
+            if out.code.is_success() {
+                return Ok(Ok(()));
+            }
+            if out.code == MoveItErrorCode::Preempted
+                || cancel.is_cancelled()
+                || self.act.estop().is_engaged()
+            {
+                return Err(self.stopped("back off", true, cancel));
+            }
+            why = format!("{} {}", out.code, out.message);
         }
         Ok(Err(why))
-    }
-
-    async fn retreat_by(
-        &self,
-        req: &SkillRequest,
-        token: &CommitToken,
-        distance: Real,
-        motion: Motion,
-        map_to_base: &Transform,
-        cancel: &CancellationToken,
-    ) -> Result<Result<(), String>, Stop> {
-        let map = FrameId::new(self.frames.map.as_str());
-        let now = match self.act.tool_pose(&map).await {
-            Ok(p) => p,
-            Err(e) => return Ok(Err(format!("the tool pose is unknown: {e}"))),
-        };
-        let (_, _, z) = crate::geometry::tool_axes(&now);
-        let target = crate::geometry::shifted(&now, -z * distance);
-        if let Err(r) = self
-            .safety
-            .check_target("back off", &position(&target), map_to_base)
-        {
-            return Ok(Err(r.to_string()));
-        }
-        let goal = PoseGoal {
-            frame: map,
-            target,
-            kind: MotionKind::Linear,
-            position_tolerance: self.cfg.motion.position_tolerance as Real,
-            orientation_tolerance: self.cfg.motion.orientation_tolerance as Real,
-            velocity_scaling: motion.velocity as Real,
-            acceleration_scaling: motion.acceleration as Real,
-            allowed_contacts: req.scene_names.clone(),
-        };
-        let out = self.act.move_to_pose(token, &goal, cancel).await;
-        if out.code.is_success() {
-            return Ok(Ok(()));
-        }
-        if out.code == MoveItErrorCode::Preempted
-            || cancel.is_cancelled()
-            || self.act.estop().is_engaged()
-        {
-            return Err(self.stopped("back off", true, cancel));
-        }
-        Ok(Err(format!("{} {}", out.code, out.message)))
     }
 
     /// Whether the object is where the observer saw it before the skill.

@@ -406,6 +406,23 @@ mod tests {
         GraspParams::new(&GraspConfig::default(), &GripperGeometry::default())
     }
 
+    /// How many of `points` lie in the pads' slab of `cand`, within `half_y` of the
+    /// closing axis (the open width's half: between the pads; plus the fingers: in them).
+    fn within_fingers(cand: &GraspCandidate, points: &[Point3], half_y: Real) -> usize {
+        let p = params();
+        let inv = cand.pose.inverse();
+        points
+            .iter()
+            .map(|q| inv * q)
+            .filter(|l| {
+                l.x.abs() <= p.pad_width / 2.0
+                    && l.z >= p.tip - p.pad_length
+                    && l.z <= p.tip
+                    && l.y.abs() <= half_y
+            })
+            .count()
+    }
+
     /// Points on the surface of an upright cylinder (cup) standing at z = base.
     fn cylinder(c: Point3, r: Real, h: Real) -> Vec<Point3> {
         let mut out = Vec::new();
@@ -530,17 +547,7 @@ mod tests {
         assert!(!c.is_empty());
         let p = params();
         for cand in &c {
-            let inv = cand.pose.inverse();
-            let inside = body
-                .iter()
-                .map(|q| inv * q)
-                .filter(|l| {
-                    l.x.abs() <= p.pad_width / 2.0
-                        && l.z >= p.tip - p.pad_length
-                        && l.z <= p.tip
-                        && l.y.abs() <= p.open_width / 2.0 + p.thickness
-                })
-                .count();
+            let inside = within_fingers(cand, &body, p.open_width / 2.0 + p.thickness);
             assert!(inside <= p.max_collision_points, "{cand:?}");
         }
         // closing along the bar (y): closing along x would put a finger into the body
@@ -587,19 +594,9 @@ mod tests {
             assert!(best.width >= 0.01, "{best:?}");
         }
         // and the body is never between the pads
+        let p = params();
         for cand in &c {
-            let inv = cand.pose.inverse();
-            let p = params();
-            let body_inside = rest[60..]
-                .iter()
-                .map(|q| inv * q)
-                .filter(|l| {
-                    l.x.abs() <= p.pad_width / 2.0
-                        && l.z >= p.tip - p.pad_length
-                        && l.z <= p.tip
-                        && l.y.abs() <= p.open_width / 2.0
-                })
-                .count();
+            let body_inside = within_fingers(cand, &rest[60..], p.open_width / 2.0);
             assert!(body_inside <= p.max_collision_points, "{cand:?}");
         }
     }
