@@ -279,6 +279,20 @@ const CASES: &[Case] = &[
         ],
     },
     Case {
+        goal: "call 555-01 on the phone",
+        steps: &[
+            "turn_on phone {press the 5 key}",
+            "turn_on phone {press the 5 key}",
+            "turn_on phone {press the 5 key}",
+            "turn_on phone {press the 0 key}",
+            "turn_on phone {press the 1 key}",
+        ],
+    },
+    Case {
+        goal: "call mom on the phone",
+        steps: &["turn_on phone {press the number keys to dial mom}"],
+    },
+    Case {
         goal: "dial a number on the phone",
         steps: &["turn_on phone {press the number keys to dial a number}"],
     },

@@ -574,12 +574,12 @@ impl SkillExecutor {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     /// Runs the attempts in order until one completes. An attempt whose planning is
     /// refused before anything was touched gives way to the next; so does one whose
-    /// fingers closed on nothing, once the arm has backed off to where the attempt
-    /// started and the object is seen where it was (`seen_before`, the observer's
-    /// centroid before the skill): a graze that moved it ends the skill for a new look.
+    /// fingers closed on nothing, once the arm has backed off along its approach and the
+    /// object is seen where it was (`seen_before`, the observer's centroid before the
+    /// skill): a graze that moved it ends the skill for a new look.
+    #[allow(clippy::too_many_arguments)]
     async fn run_attempts(
         &self,
         req: &SkillRequest,

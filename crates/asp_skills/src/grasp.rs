@@ -11,8 +11,9 @@
 //!   material, not air); the tool is re-centred between them;
 //! - nothing else in the fingers or the palm: points of the rest of the object (the mug
 //!   body beside its handle) and of the scene, and target points the open fingers would
-//!   land on; the rest of the object may lie between the pads (it is held too, and
-//!   widens the grasp), the scene may not;
+//!   land on; the rest of the object right next to the target (part material its mask
+//!   missed) may lie between the pads (it is held too, and widens the grasp), the body
+//!   farther away and the scene may not;
 //! - the approach sweep: the fingers travel clear of the target to the grasp;
 //! - the fingertips stay above the support surface.
 //!

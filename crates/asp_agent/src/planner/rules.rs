@@ -803,7 +803,17 @@ fn parse_action_clause(clause: &str, ctx: &mut Ctx) -> Result<Vec<Subtask>, Stri
             let action = "press the number keys to dial a number";
             return Ok(vec![Subtask::new(Verb::TurnOn, device).with_action(action)]);
         }
-        return key_presses(c, &number, &device);
+        // "call mom": a name is not keyed in; the number's symbols are (dashes and
+        // spaces only group them)
+        let keyed: String = number.chars().filter(|c| !matches!(c, '-' | ' ')).collect();
+        if !keyed
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '*' | '#'))
+        {
+            let action = format!("press the number keys to dial {number}");
+            return Ok(vec![Subtask::new(Verb::TurnOn, device).with_action(action)]);
+        }
+        return key_presses(c, &keyed, &device);
     }
     if let Some((verb, rest)) = strip_verb(c, &["press", "push", "hit", "tap", "click"]) {
         let target = obj(rest, ctx)?;
