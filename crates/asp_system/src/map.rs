@@ -243,18 +243,18 @@ impl MapService {
         }
     }
 
-    /// The object a key names, with the id it has in the builder's map (none when pinned).
+    /// The object a key names, with the id of the key's entry in the builder's map when
+    /// it has one. A pinned object (re-found from a closer view) keeps that entry, an
+    /// earlier view of the same object; the held object kept across a rebuild has none.
     fn lookup<'a>(
         st: &'a MapState,
         key: &ObjectKey,
     ) -> Result<(&'a Object, Option<ObjectId>), ServiceError> {
+        let entry = st.registry.resolve(key);
         if let Some(o) = st.pinned.get(key) {
-            return Ok((o, None));
+            return Ok((o, entry));
         }
-        let id = st
-            .registry
-            .resolve(key)
-            .ok_or_else(|| ServiceError::unknown_object(key))?;
+        let id = entry.ok_or_else(|| ServiceError::unknown_object(key))?;
         let o = st
             .builder
             .map()
@@ -407,11 +407,9 @@ impl ObjectMapPort for MapService {
 
     async fn object(&self, key: &ObjectKey) -> Result<MapObject, ServiceError> {
         let st = self.state.lock().await;
+        // its own builder entry (an earlier view of a pinned object too) is no obstacle
         let (object, id) = Self::lookup(&st, key)?;
-        // a pinned object (re-found from a closer view) still has its builder entry: the
-        // same object seen earlier, not an obstacle beside it
-        let own = id.or_else(|| st.registry.resolve(key));
-        let surroundings = surroundings(st.builder.map(), object, own);
+        let surroundings = surroundings(st.builder.map(), object, id);
         let query = st
             .queries
             .get(key)
