@@ -778,16 +778,9 @@ impl SkillExecutor {
                                     touched = false;
                                     continue 'attempts;
                                 }
-                                return Err(Stop::new(
-                                    our_failure(FailureKind::Execution, ours::NOTHING_HELD)
-                                        .retryable()
-                                        .needs_remap(),
-                                    format!(
-                                        "{} on {}: the gripper closed on nothing ({}); the object may have been pushed aside: look again (retrieve it) before retrying",
-                                        req.skill,
-                                        req.object,
-                                        recovery.describe(missed, total)
-                                    ),
+                                return Err(nothing_held(
+                                    req,
+                                    &format!("({})", recovery.describe(missed, total)),
                                 ));
                             }
                             holding = true;
@@ -821,14 +814,9 @@ impl SkillExecutor {
         }
         if missed > 0 {
             // a miss, then only refusals: the arm is back where the misses started
-            return Err(Stop::new(
-                our_failure(FailureKind::Execution, ours::NOTHING_HELD)
-                    .retryable()
-                    .needs_remap(),
-                format!(
-                    "{} on {}: the gripper closed on nothing in {missed} of {total} attempts and the planner refused the others; look again (retrieve it) before retrying",
-                    req.skill, req.object
-                ),
+            return Err(nothing_held(
+                req,
+                &format!("in {missed} of {total} attempts and the planner refused the others"),
             ));
         }
         let (code, why) = last_refusal.unwrap_or((MoveItErrorCode::PlanningFailed, String::new()));
@@ -889,14 +877,15 @@ impl SkillExecutor {
         map_to_base: &Transform,
         cancel: &CancellationToken,
     ) -> Result<Result<(), String>, Stop> {
+        let map = FrameId::new(self.frames.map.as_str());
+        let now = match self.act.tool_pose(&map).await {
+            Ok(p) => p,
+            Err(e) => return Ok(Err(format!("the tool pose is unknown: {e}"))),
+        };
+        let (_, _, z) = crate::geometry::tool_axes(&now);
         let mut why = String::new();
+        // a refused line did not move the arm: both distances start from `now`
         for d in [distance, distance / 3.0] {
-            let map = FrameId::new(self.frames.map.as_str());
-            let now = match self.act.tool_pose(&map).await {
-                Ok(p) => p,
-                Err(e) => return Ok(Err(format!("the tool pose is unknown: {e}"))),
-            };
-            let (_, _, z) = crate::geometry::tool_axes(&now);
             let target = crate::geometry::shifted(&now, -z * d);
             if let Err(r) = self
                 .safety
@@ -906,7 +895,7 @@ impl SkillExecutor {
                 continue;
             }
             let goal = PoseGoal {
-                frame: map,
+                frame: map.clone(),
                 target,
                 kind: MotionKind::Linear,
                 position_tolerance: self.cfg.motion.position_tolerance as Real,
@@ -1035,6 +1024,20 @@ fn is_stall(code: MoveItErrorCode) -> bool {
     matches!(
         code,
         MoveItErrorCode::ControlFailed | MoveItErrorCode::GoalConstraintsViolated
+    )
+}
+
+/// The fingers closed on nothing (`how`: in which attempts, how the arm recovered):
+/// retryable after a new look, since the object may have been pushed.
+fn nothing_held(req: &SkillRequest, how: &str) -> Stop {
+    Stop::new(
+        our_failure(FailureKind::Execution, ours::NOTHING_HELD)
+            .retryable()
+            .needs_remap(),
+        format!(
+            "{} on {}: the gripper closed on nothing {how}; the object may have been pushed aside: look again (retrieve it) before retrying",
+            req.skill, req.object
+        ),
     )
 }
 
