@@ -453,7 +453,6 @@ fn move_particles(clause: &str) -> String {
     clause.to_owned()
 }
 
-/// The object phrases of a coordination: "the apple and the banana" → two.
 /// The singular of a plural noun phrase's last word ("green apples" → "green apple").
 fn singular(phrase: &str) -> String {
     let (head, last) = match phrase.rsplit_once(' ') {
@@ -477,6 +476,7 @@ fn singular(phrase: &str) -> String {
     format!("{head}{one}")
 }
 
+/// The object phrases of a coordination: "the apple and the banana" → two.
 fn split_objects(phrase: &str) -> Vec<String> {
     // "both green apples", "the two cups": one, then the other
     let bare = strip_article(phrase);
@@ -798,22 +798,24 @@ fn parse_action_clause(clause: &str, ctx: &mut Ctx) -> Result<Vec<Subtask>, Stri
             None => (rest, "phone".to_owned()),
         };
         ctx.last_object = Some(device.clone());
+        // a number's symbols are keyed in one by one (dashes and spaces only group
+        // them); "call mom" or "dial a number" is one action on the keys
         let number = strip_article(number);
-        if number.is_empty() || number == "number" {
-            let action = "press the number keys to dial a number";
-            return Ok(vec![Subtask::new(Verb::TurnOn, device).with_action(action)]);
-        }
-        // "call mom": a name is not keyed in; the number's symbols are (dashes and
-        // spaces only group them)
         let keyed: String = number.chars().filter(|c| !matches!(c, '-' | ' ')).collect();
-        if !keyed
-            .chars()
-            .all(|c| c.is_ascii_digit() || matches!(c, '*' | '#'))
-        {
-            let action = format!("press the number keys to dial {number}");
-            return Ok(vec![Subtask::new(Verb::TurnOn, device).with_action(action)]);
+        let is_number = !keyed.is_empty()
+            && keyed
+                .chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, '*' | '#'));
+        if is_number {
+            return key_presses(c, &keyed, &device);
         }
-        return key_presses(c, &keyed, &device);
+        let whom = if number.is_empty() || number == "number" {
+            "a number"
+        } else {
+            &number
+        };
+        let action = format!("press the number keys to dial {whom}");
+        return Ok(vec![Subtask::new(Verb::TurnOn, device).with_action(action)]);
     }
     if let Some((verb, rest)) = strip_verb(c, &["press", "push", "hit", "tap", "click"]) {
         let target = obj(rest, ctx)?;
