@@ -37,6 +37,11 @@ async fn drive_in_front_of_the_cabinet(sim: &asp_sim::SimRobot) {
     assert_eq!(nav.status, asp_core::robot::TerminalStatus::Succeeded);
 }
 
+/// `open` on the metal cabinet with its door handle as the affordance.
+fn open_the_door(sim: &asp_sim::SimRobot) -> SkillRequest {
+    with_part(sim, Skill::Open, "metal_cabinet", "cabinet door handle")
+}
+
 /// The metal cabinet's door angle, radians.
 fn door_angle(sim: &asp_sim::SimRobot) -> f32 {
     sim.with_state(|s| {
@@ -173,10 +178,10 @@ async fn drop_puts_the_small_ball_in_the_basket() {
 }
 
 /// open_cabinet from a base pose in front of the handle (nearer than the one go_to picks
-/// in the mobile suite, from where the arm's reach ends the arc at 34°): the executor estimates a
-/// vertical hinge at the door's far edge and moves the handle along the arc about it,
-/// waypoint by waypoint, until the arm's reach ends the arc; the door swings past the
-/// scenario's 0.6 rad.
+/// in the mobile suite, from where the arm's reach ends the arc at 34°): the executor
+/// estimates a vertical hinge at the door's far edge and moves the handle along the arc
+/// about it, waypoint by waypoint, until the arm's reach ends the arc; the door swings
+/// past the scenario's 0.6 rad.
 #[tokio::test]
 async fn open_swings_the_cabinet_door_along_its_arc() {
     let (sim, sc) = scenario("mobile/open_cabinet.yaml");
@@ -185,10 +190,7 @@ async fn open_swings_the_cabinet_door_along_its_arc() {
     let estop = EStop::new();
     let ex = executor(&sim, &cfg, &estop);
     let r = ex
-        .execute(
-            with_part(&sim, Skill::Open, "metal_cabinet", "cabinet door handle"),
-            &CancellationToken::new(),
-        )
+        .execute(open_the_door(&sim), &CancellationToken::new())
         .await;
     let log = r.report().attempts.last().unwrap();
     let arcs = log
@@ -219,10 +221,7 @@ async fn an_arc_that_stops_early_backs_off_from_where_it_stopped() {
     let arm = std::sync::Arc::new(FailNthGoal::new(&sim, 6, MoveItErrorCode::NoIkSolution));
     let ex = executor_with_arm(&sim, arm, &cfg, &estop);
     let r = ex
-        .execute(
-            with_part(&sim, Skill::Open, "metal_cabinet", "cabinet door handle"),
-            &CancellationToken::new(),
-        )
+        .execute(open_the_door(&sim), &CancellationToken::new())
         .await;
     let log = r.report().attempts.last().unwrap();
     assert!(
