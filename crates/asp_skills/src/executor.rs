@@ -878,14 +878,15 @@ impl SkillExecutor {
         cancel: &CancellationToken,
     ) -> Result<Result<(), String>, Stop> {
         let map = FrameId::new(self.frames.map.as_str());
-        let now = match self.act.tool_pose(&map).await {
-            Ok(p) => p,
-            Err(e) => return Ok(Err(format!("the tool pose is unknown: {e}"))),
-        };
-        let (_, _, z) = crate::geometry::tool_axes(&now);
         let mut why = String::new();
-        // a refused line did not move the arm: both distances start from `now`
         for d in [distance, distance / 3.0] {
+            // from where the arm is now: a line that failed while executing (a stall)
+            // may have moved it part of the way
+            let now = match self.act.tool_pose(&map).await {
+                Ok(p) => p,
+                Err(e) => return Ok(Err(format!("the tool pose is unknown: {e}"))),
+            };
+            let (_, _, z) = crate::geometry::tool_axes(&now);
             let target = crate::geometry::shifted(&now, -z * d);
             if let Err(r) = self
                 .safety
