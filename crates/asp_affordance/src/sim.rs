@@ -692,6 +692,7 @@ mod tests {
                     instance: 1,
                     name: (*name).into(),
                     skills: vec![Skill::TipPush],
+                    presses: 0,
                 };
                 (id, part)
             })

@@ -453,6 +453,7 @@ pub fn render_scene(spec: &SceneSpec) -> GroundingSample {
                     instance: inst,
                     name: name.clone(),
                     skills: skills.clone(),
+                    presses: 0,
                 },
             );
         }

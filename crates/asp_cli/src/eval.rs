@@ -214,6 +214,24 @@ pub fn eval(config_dir: &Path, overrides: &[String], opts: &EvalOptions) -> Exit
     );
     let _ = writeln!(
         out,
+        "verified: {}/{} said done; false success claims {} (said done, not done), false failures {} (done, not confirmed); verified agrees with the world on {:.1} %",
+        s.verified,
+        s.episodes,
+        s.false_success_claims,
+        s.false_failures,
+        s.agreement * 100.0
+    );
+    let _ = writeln!(
+        out,
+        "per scenario (world / verified of runs): {}",
+        s.per_scenario
+            .iter()
+            .map(|p| format!("{} {}/{}/{}", p.scenario, p.successes, p.verified, p.runs))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let _ = writeln!(
+        out,
         "wall time: {:.2} s per goal, {:.2} s per episode (system start and map building included)",
         s.mean_goal_s, s.mean_episode_s
     );

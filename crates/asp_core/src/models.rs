@@ -36,6 +36,10 @@ pub struct GtPart {
     pub name: String,
     /// Skills the part affords, e.g. `[grasp_part]` for a handle.
     pub skills: Vec<Skill>,
+    /// Times the part (a button, a key) has been pressed so far: the state a simulated
+    /// VLM compares between a before and an after view.
+    #[serde(default)]
+    pub presses: u32,
 }
 
 /// Per-pixel ground truth of a simulated image, for simulated models and for evaluation
@@ -278,6 +282,7 @@ mod tests {
                     instance: 1,
                     name: "mug handle".into(),
                     skills: vec![Skill::GraspPart],
+                    presses: 0,
                 },
             )]
             .into(),

@@ -131,7 +131,11 @@ pub struct EvalSettings {
 pub struct ScenarioSummary {
     pub scenario: String,
     pub runs: u32,
+    /// The scenario's success predicate held on the world (the judge's word).
     pub successes: u32,
+    /// The system said the goal was done (the verifier's word).
+    #[serde(default)]
+    pub verified: u32,
     pub mean_progress: f64,
 }
 
@@ -139,8 +143,21 @@ pub struct ScenarioSummary {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub episodes: u32,
+    /// World success: the scenario's predicate holds at the end (the judge's word).
     pub successes: u32,
     pub success_rate: f64,
+    /// Verified success: the system's own answer (the verifier confirmed the goal).
+    #[serde(default)]
+    pub verified: u32,
+    /// Said done, not done: the worst error a robot can report.
+    #[serde(default)]
+    pub false_success_claims: u32,
+    /// Done, but not confirmed.
+    #[serde(default)]
+    pub false_failures: u32,
+    /// Share of episodes whose verified answer matches the world.
+    #[serde(default)]
+    pub agreement: f64,
     pub mean_progress: f64,
     /// Mean wall time of a goal (`run_goal`), seconds.
     pub mean_goal_s: f64,
@@ -176,6 +193,7 @@ impl Summary {
                         scenario: e.spec.scenario.clone(),
                         runs: 0,
                         successes: 0,
+                        verified: 0,
                         mean_progress: 0.0,
                     });
                     per_scenario.len() - 1
@@ -186,14 +204,23 @@ impl Summary {
                 (s.mean_progress * f64::from(s.runs) + e.progress) / f64::from(s.runs + 1);
             s.runs += 1;
             s.successes += u32::from(e.success);
+            s.verified += u32::from(e.verified);
         }
         let successes = episodes.iter().filter(|e| e.success).count() as u32;
+        let count =
+            |f: &dyn Fn(&EpisodeResult) -> bool| episodes.iter().filter(|e| f(e)).count() as u32;
+        let false_success_claims = count(&|e| e.verified && !e.success);
+        let false_failures = count(&|e| !e.verified && e.success);
         let sum = |f: &dyn Fn(&EpisodeResult) -> f64| episodes.iter().map(f).sum::<f64>();
         let total = |f: &dyn Fn(&Counts) -> u64| episodes.iter().map(|e| f(&e.counts)).sum();
         Summary {
             episodes: episodes.len() as u32,
             successes,
             success_rate: f64::from(successes) / n,
+            verified: count(&|e| e.verified),
+            false_success_claims,
+            false_failures,
+            agreement: f64::from(count(&|e| e.verified == e.success)) / n,
             mean_progress: sum(&|e| e.progress) / n,
             mean_goal_s: sum(&|e| e.wall.goal_ms) / n / 1e3,
             mean_episode_s: sum(&|e| e.wall.total_ms) / n / 1e3,
@@ -251,6 +278,8 @@ pub fn episode_config(cfg: &LoadedConfig, seed: u64) -> LoadedConfig {
     *aff = aff.wrapping_add(seed);
     let map = &mut c.config.object_map_node.simulation.seed;
     *map = map.wrapping_add(seed);
+    let outcome = &mut c.config.verifier_node.outcome.simulated_seed;
+    *outcome = outcome.wrapping_add(seed);
     c
 }
 

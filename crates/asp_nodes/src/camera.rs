@@ -476,6 +476,7 @@ mod tests {
                     instance: 4,
                     name: "mug handle".into(),
                     skills: vec![Skill::GraspPart],
+                    presses: 0,
                 },
             )]
             .into(),

@@ -13,8 +13,7 @@
 //!   [`ServiceError`](asp_system::ServiceError) of the right kind;
 //! - the robot side: the planning scene ([`scene`]), the occupancy grid ([`grid`]),
 //!   the cameras as a [`FrameSource`](asp_core::robot::FrameSource) ([`camera`]), the
-//!   e-stop ([`estop`]) and the simulator's ground-truth observer ([`observer`], sim
-//!   only);
+//!   and the e-stop ([`estop`]);
 //! - the nodes themselves ([`nodes`]), each a function from configuration and a
 //!   [`Transport`](asp_ros::Transport) to a running node, wrapped by one thin binary
 //!   each; [`graph`] starts all of them in one process; [`launch`] starts the binaries as
@@ -55,7 +54,6 @@ pub mod launch;
 pub mod map;
 pub mod names;
 pub mod nodes;
-pub mod observer;
 pub mod run;
 pub mod scene;
 pub mod sim;

@@ -35,9 +35,6 @@ pub const OUTCOME_SERVICE: &str = "/asp/verifier/check_outcome";
 /// verifier_node: every verdict (reliable, transient local).
 pub const VERDICTS_TOPIC: &str = "/asp/verdicts";
 
-/// SIMULATION ONLY: the simulator's ground truth of the objects a skill acts on.
-pub const SIM_OBSERVE_SERVICE: &str = "/sim/ground_truth/observe";
-
 /// SIMULATION ONLY: render camera `camera` now.
 pub fn sim_render_service(camera: &str) -> String {
     format!("/sim/{camera}/render")

@@ -21,7 +21,7 @@ use asp_ros::Transport;
 use asp_ros::action::ActionServer;
 use asp_ros::msg::asp_interfaces::{DetectAffordances, ExecuteSkill, GoTo};
 use asp_ros::robot::{GripperCommandClient, MoveGroupArm, Nav2Base, TfBuffer};
-use asp_skills::{LocalVerifier, SceneObserver, SkillExecutor};
+use asp_skills::{BlindObserver, LocalVerifier, PerceptionObserver, SceneObserver, SkillExecutor};
 use asp_system::affordance::AffordanceService;
 use asp_system::goto::GoToService;
 use asp_system::map::MapService;
@@ -36,7 +36,6 @@ use crate::estop::EStopBinding;
 use crate::goto::serve_go_to;
 use crate::grid::MapTopicGrid;
 use crate::map::{ObjectMapClient, ObjectMapServer, serve_object_map};
-use crate::observer::{BlindObserver, SimObserverClient};
 use crate::scene::PlanningSceneClient;
 use crate::skill::serve_skills;
 use crate::verifier::{VerifierClient, VerifierServer, serve_verifier};
@@ -192,7 +191,8 @@ pub async fn verifier_node(
 ) -> Result<VerifierNode, NodeError> {
     let node = transport.node("verifier_node")?;
     let instance = options.verifier_instance.unwrap_or_else(fresh_instance);
-    let verifier = Arc::new(LocalVerifier::from_config(&cfg.config, instance, None));
+    let vlm = asp_system::models::outcome_vlm(&cfg.config)?;
+    let verifier = Arc::new(LocalVerifier::from_config(&cfg.config, instance, vlm));
     let server = serve_verifier(&node, verifier)?;
     info!(instance, "verifier_node serving");
     Ok(VerifierNode {
@@ -224,12 +224,22 @@ pub async fn skill_executor_node(
     let node = transport.node("skill_executor_node")?;
     let interfaces = &c.skill_executor_node.interfaces;
     let tf = TfBuffer::new(&node)?;
-    let arm = MoveGroupArm::new(&node, interfaces, &c.common.safety, tf)?;
+    let arm = MoveGroupArm::new(&node, interfaces, &c.common.safety, tf.clone())?;
     let gripper = GripperCommandClient::new(&node, &interfaces.gripper_action, &c.common.safety)?;
     // received verdicts are re-checked with this side's own gate
     let verifier = VerifierClient::new(&node, CommitGate::from_config(c, 0))?;
     let observer: Arc<dyn SceneObserver> = match c.skill_executor_node.observer {
-        ObserverBackend::Simulation => Arc::new(SimObserverClient::new(&node)?),
+        ObserverBackend::Perception => {
+            let p = &c.skill_executor_node.perception;
+            let cameras = RosCameras::new(
+                &node,
+                &c.common.cameras,
+                tf.clone(),
+                &c.common.frames.map,
+                &p.cameras,
+            )?;
+            Arc::new(PerceptionObserver::new(Arc::new(cameras), p.clone()))
+        }
         ObserverBackend::None => Arc::new(BlindObserver),
     };
     let estop = EStopBinding::new(&node, &c.common.safety.estop_topic)?;

@@ -2,9 +2,9 @@
 //! camera images, registered depth and camera info per camera, `/tf`, `/joint_states`,
 //! the latched `/map`, MoveIt's MoveGroup action and planning-scene services, Nav2's
 //! NavigateToPose and the gripper controller's GripperCommand — plus, clearly named as
-//! simulation, the ground-truth topics and services simulated perception and the
-//! verifier's simulated observer need (`/sim/...`, like Gazebo's segmentation camera and
-//! entity-state service).
+//! simulation, the ground-truth images the simulated models read (`/sim/...`, like
+//! Gazebo's segmentation camera). No product node reads the simulator's state: the
+//! verifier looks with the cameras.
 //!
 //! Stamps are simulation time, made strictly increasing (two frames rendered at the same
 //! simulated instant are a microsecond apart), so that a frame is identified by its
@@ -39,7 +39,6 @@ use asp_ros::robot::{ArmMotionHandler, GripperHandler, NavigationHandler, planni
 use asp_ros::transport::Publisher;
 use asp_ros::{Node, Qos};
 use asp_sim::SimRobot;
-use asp_system::sim::SimObserver;
 use async_trait::async_trait;
 use tracing::{debug, info, warn};
 
@@ -366,11 +365,6 @@ pub fn start_sim_node(
         &c.go_to_node.navigate_action,
         ActionServerOptions::default(),
         NavigationHandler::new(robot.clone(), map_frame),
-    )?));
-    // SIMULATION ONLY: the ground-truth observer
-    keep.push(Box::new(crate::observer::serve_sim_observer(
-        node,
-        Arc::new(SimObserver::new(sim.clone())),
     )?));
 
     // cameras: rendered on request, and periodically when asked to

@@ -354,9 +354,7 @@ async fn the_verifier_client_redeems_verdicts_and_refuses_one_its_gate_rejects()
             holding,
             tool_position: None,
         },
-        articulation: None,
-        switch_on: None,
-        observation: None,
+        ..Snapshot::default()
     };
     let outcome = OutcomeRequest {
         step: token.step(),

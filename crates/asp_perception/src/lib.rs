@@ -35,4 +35,6 @@ pub use error::PerceptionError;
 pub use factory::PerceptionModels;
 pub use hashing::HashingTextEmbedder;
 pub use retrieval::{Candidate, ObjectRegistry, ObjectRetriever, Retrieval};
-pub use simulated::{SimulatedImageEmbedder, SimulatedRetrievalVlm, SimulatedSegmenter};
+pub use simulated::{
+    SimulatedImageEmbedder, SimulatedOutcomeVlm, SimulatedRetrievalVlm, SimulatedSegmenter,
+};

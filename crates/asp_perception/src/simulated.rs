@@ -20,6 +20,12 @@
 //!   `simulation.vlm_similarity_threshold`; then flips the answer with probability
 //!   `simulation.vlm_error_rate`.
 //!
+//! - [`SimulatedOutcomeVlm`]: the verifier's before/after Yes/No for presses and
+//!   switches ("Has the h key of the keyboard been pressed?"): the part the question names
+//!   best, among the parts both views show, was pressed between them; the answer flips
+//!   with probability `verifier_node.outcome.simulated_error_rate`, drawn per pair of
+//!   images, so a new look can correct it.
+//!
 //! Every random choice comes from a ChaCha8 generator seeded by the configured seed and
 //! the content of the input, so the same image gives the same answer in any call order.
 
@@ -31,8 +37,8 @@ use asp_config::sections::perception::PerceptionSimulationConfig;
 use asp_core::image::{Image, LabelImage, Mask};
 use asp_core::map::{cosine_similarity, normalize};
 use asp_core::models::{
-    GroundTruth, ImageEmbedder, ModelError, Observation, RetrievalVlm, Segment, Segmenter,
-    TextEmbedder,
+    GroundTruth, ImageEmbedder, ModelError, Observation, OutcomeVlm, RetrievalVlm, Segment,
+    Segmenter, TextEmbedder,
 };
 use async_trait::async_trait;
 use rand::{RngExt, SeedableRng};
@@ -536,9 +542,204 @@ impl RetrievalVlm for SimulatedRetrievalVlm {
     }
 }
 
+/// Outcome questions about presses and switches, from ground truth (SIMULATION ONLY).
+#[derive(Debug, Clone)]
+pub struct SimulatedOutcomeVlm {
+    error_rate: f32,
+    seed: u64,
+}
+
+impl SimulatedOutcomeVlm {
+    pub const NAME: &'static str = "SimulatedOutcomeVlm";
+
+    pub fn new(error_rate: f32, seed: u64) -> Self {
+        Self { error_rate, seed }
+    }
+
+    /// The noiseless answer: the part the question names best (most of its name's words
+    /// in the question, then most of its object's), among the parts both views show, was
+    /// pressed between them. Without such a part: the object the question names had any
+    /// part pressed.
+    pub fn pressed(question: &str, before: &GroundTruth, after: &GroundTruth) -> bool {
+        let asked = content_words(question);
+        let named = |text: &str| content_words(text).intersection(&asked).count();
+        let instance_name = |id: u32| {
+            after
+                .instances
+                .get(&id)
+                .map(|i| i.name.replace('_', " "))
+                .unwrap_or_default()
+        };
+        let pressed = |id: &u32| match (before.parts.get(id), after.parts.get(id)) {
+            (Some(b), Some(a)) => a.presses > b.presses,
+            _ => false,
+        };
+        let both: Vec<&u32> = after
+            .parts
+            .keys()
+            .filter(|id| before.parts.contains_key(id))
+            .collect();
+        let best = both
+            .iter()
+            .map(|id| {
+                let p = &after.parts[*id];
+                (named(&p.name), named(&instance_name(p.instance)), **id)
+            })
+            .filter(|(by_part, _, _)| *by_part > 0)
+            .max_by(|a, b| {
+                (a.0, a.1, std::cmp::Reverse(a.2)).cmp(&(b.0, b.1, std::cmp::Reverse(b.2)))
+            });
+        if let Some((_, _, id)) = best {
+            return pressed(&id);
+        }
+        both.iter().any(|id| {
+            let p = &after.parts[*id];
+            named(&instance_name(p.instance)) > 0 && pressed(id)
+        })
+    }
+}
+
+fn image_digest(o: &Observation) -> u64 {
+    let mut h = Fnv::default();
+    (o.rgb.width(), o.rgb.height()).hash(&mut h);
+    for px in o.rgb.pixels() {
+        px.hash(&mut h);
+    }
+    h.finish()
+}
+
+#[async_trait]
+impl OutcomeVlm for SimulatedOutcomeVlm {
+    async fn yes_no(
+        &self,
+        question: &str,
+        before: &Observation,
+        after: &Observation,
+    ) -> Result<bool, ModelError> {
+        let q = question.to_lowercase();
+        if !(q.contains("pressed") || q.contains("turned on") || q.contains("turned off")) {
+            return Err(ModelError::InvalidInput {
+                model: Self::NAME.into(),
+                problem: format!(
+                    "the simulated outcome VLM judges presses and switches only, not {question:?}"
+                ),
+            });
+        }
+        let gb = ground_truth(before, Self::NAME)?;
+        let ga = ground_truth(after, Self::NAME)?;
+        let mut answer = Self::pressed(question, gb, ga);
+        let mut rng = rng_for(
+            self.seed,
+            Self::NAME,
+            (question, image_digest(before), image_digest(after)),
+        );
+        if self.error_rate > 0.0 && rng.random::<f32>() < self.error_rate {
+            answer = !answer;
+        }
+        Ok(answer)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn keyboard(presses: [u32; 2]) -> GroundTruth {
+        use asp_core::models::GtPart;
+        let parts = [(1u32, "h key"), (2, "i key")]
+            .iter()
+            .zip(presses)
+            .map(|((id, name), presses)| {
+                (
+                    *id,
+                    GtPart {
+                        id: *id,
+                        instance: 7,
+                        name: (*name).into(),
+                        skills: vec![asp_core::Skill::TipPush],
+                        presses,
+                    },
+                )
+            })
+            .collect();
+        GroundTruth {
+            instance_ids: LabelImage::filled(2, 1, 7),
+            part_ids: LabelImage::from_vec(2, 1, vec![1, 2]).unwrap(),
+            instances: [(
+                7,
+                asp_core::models::GtInstance {
+                    id: 7,
+                    name: "keyboard".into(),
+                    description: "a keyboard".into(),
+                },
+            )]
+            .into(),
+            parts,
+        }
+    }
+
+    #[test]
+    fn outcome_vlm_judges_the_part_the_question_names() {
+        let before = keyboard([0, 0]);
+        let h_pressed = keyboard([1, 0]);
+        let q_h = "Has the h key of the keyboard been pressed?";
+        let q_i = "Has the i key of the keyboard been pressed?";
+        assert!(SimulatedOutcomeVlm::pressed(q_h, &before, &h_pressed));
+        // the wrong key was pressed: no
+        assert!(!SimulatedOutcomeVlm::pressed(q_i, &before, &h_pressed));
+        // nothing pressed: no
+        assert!(!SimulatedOutcomeVlm::pressed(q_h, &before, &before));
+        // the object named without a part: any of its parts
+        assert!(SimulatedOutcomeVlm::pressed(
+            "Has the keyboard been turned on?",
+            &before,
+            &h_pressed
+        ));
+    }
+
+    #[tokio::test]
+    async fn outcome_vlm_errs_per_pair_of_images_and_needs_ground_truth() {
+        use asp_core::RgbImage;
+        let obs = |gt: GroundTruth, shade: u8| Observation {
+            rgb: RgbImage::filled(2, 1, [shade, 0, 0]),
+            depth: None,
+            ground_truth: Some(gt),
+        };
+        let q = "Has the h key of the keyboard been pressed?";
+        let always_wrong = SimulatedOutcomeVlm::new(1.0, 0);
+        let before = obs(keyboard([0, 0]), 0);
+        let after = obs(keyboard([1, 0]), 1);
+        assert!(!always_wrong.yes_no(q, &before, &after).await.unwrap());
+        // a rate between: the answer depends on the images, and repeats for the same pair
+        let sometimes = SimulatedOutcomeVlm::new(0.5, 3);
+        let mut answers = BTreeSet::new();
+        for shade in 0..32u8 {
+            let a = obs(keyboard([1, 0]), shade);
+            let first = sometimes.yes_no(q, &before, &a).await.unwrap();
+            assert_eq!(first, sometimes.yes_no(q, &before, &a).await.unwrap());
+            answers.insert(first);
+        }
+        assert_eq!(answers.len(), 2);
+        let blind = Observation {
+            ground_truth: None,
+            ..before.clone()
+        };
+        assert!(matches!(
+            sometimes.yes_no(q, &blind, &after).await,
+            Err(ModelError::MissingGroundTruth { .. })
+        ));
+        // not a question it can judge
+        assert!(
+            sometimes
+                .yes_no(
+                    "Has the mug been grasped and lifted off any surface?",
+                    &before,
+                    &after
+                )
+                .await
+                .is_err()
+        );
+    }
 
     #[test]
     fn content_words_drop_articles_and_fold_plurals() {

@@ -334,6 +334,7 @@ fn legend(world: &World, inst: &[u32], part: &[u32], w: u32, h: u32) -> GroundTr
                         instance: id,
                         name: p.name.clone(),
                         skills: p.skills.clone(),
+                        presses: p.presses,
                     },
                 );
             }

@@ -10,9 +10,7 @@ use asp_core::robot::{
     ArmMotion, CancellationToken, Gripper, GripperGoal, MotionKind, MoveItErrorCode, PoseGoal,
     RobotError,
 };
-use asp_core::{
-    Failure, FailureKind, FrameId, ObjectKey, Point3, PointCloud, Real, Skill, Transform,
-};
+use asp_core::{Failure, FailureKind, FrameId, ObjectKey, Real, Skill, Transform};
 use asp_verify::{
     CommitEvidence, CommitRequest, CommitToken, CommitVerdict, CorrectiveAction, GripperSnapshot,
     Outcome, OutcomeRequest, PlaceTarget, RejectReason, Review, Snapshot,
@@ -27,7 +25,9 @@ use crate::estop::EStopListener;
 use crate::geometry::position;
 use crate::grasp::GraspParams;
 use crate::observe::{ObservePhase, ObserveRequest, Observed, SceneObserver};
-use crate::plan::{Contacts, OnFail, PlanContext, PlanError, SkillPlan, Step, cloud_bottom, plan};
+use crate::plan::{
+    Contacts, OnFail, PRESS_STEP, PlanContext, PlanError, SkillPlan, Step, cloud_bottom, plan,
+};
 use crate::request::{
     AttemptLog, SkillReport, SkillRequest, SkillResult, our_failure, outcome_failure,
 };
@@ -352,12 +352,16 @@ impl SkillExecutor {
 
         // 6. what the world looks like before
         let holding_before = held_record.is_some();
+        let part_motion = skill_plan.part_motion;
         let before = self
-            .snapshot(req, ObservePhase::Before, holding_before, &map)
+            .snapshot(req, ObservePhase::Before, holding_before, part_motion, &map)
             .await;
 
         // 7. the motions, under the token
-        let seen_before = before.object_cloud.as_ref().and_then(PointCloud::centroid);
+        let place_before = PlaceBefore {
+            occupancy: before.prior_place,
+            present: before.object_cloud.clone(),
+        };
         let run = self
             .run_attempts(
                 req,
@@ -369,7 +373,7 @@ impl SkillExecutor {
                     velocity,
                     acceleration,
                 },
-                seen_before,
+                &place_before,
                 &map_to_base,
                 report,
             )
@@ -377,9 +381,15 @@ impl SkillExecutor {
         report.holding = Some(run.holding);
 
         // 8. OUTCOME: only the verifier declares success
-        let after = self
-            .snapshot(req, ObservePhase::After, run.holding, &map)
+        let mut after = self
+            .snapshot(req, ObservePhase::After, run.holding, part_motion, &map)
             .await;
+        if req.skill == Skill::TipPush {
+            // the pressing motion ran to its end (past the part's surface)
+            after.contact = Some(report.attempts.last().is_some_and(|a| {
+                a.failed.is_none() && a.completed.iter().any(|l| l == PRESS_STEP)
+            }));
+        }
         let outcome_req = self.outcome_request(req, &token, before, after);
         let outcome = self.verifier.outcome(&outcome_req).await.map_err(|e| {
             Stop::new(
@@ -470,8 +480,10 @@ impl SkillExecutor {
         req: &SkillRequest,
         phase: ObservePhase,
         holding: bool,
+        part_motion: Option<crate::observe::PartMotion>,
         map: &FrameId,
     ) -> Snapshot {
+        let tool_position = self.act.tool_pose(map).await.ok().map(|p| position(&p));
         let placing = matches!(req.skill, Skill::Place | Skill::Drop);
         let (object, scene_names, object_cloud) = match (&req.held, placing) {
             (Some(h), true) => (
@@ -503,6 +515,8 @@ impl SkillExecutor {
                 )
             }),
             held: holding,
+            part_motion,
+            tool_position,
         };
         let seen = match self.observer.observe(&observe).await {
             Ok(s) => s,
@@ -511,7 +525,6 @@ impl SkillExecutor {
                 Observed::default()
             }
         };
-        let tool_position = self.act.tool_pose(map).await.ok().map(|p| position(&p));
         Snapshot {
             object_cloud: seen.object_cloud,
             target_cloud: seen.target_cloud,
@@ -522,6 +535,9 @@ impl SkillExecutor {
             articulation: seen.articulation,
             switch_on: seen.switch_on,
             observation: seen.observation,
+            prior_place: seen.prior_place,
+            joint_travel: seen.joint_travel,
+            contact: None,
         }
     }
 
@@ -533,10 +549,16 @@ impl SkillExecutor {
         after: Snapshot,
     ) -> OutcomeRequest {
         let placing = matches!(req.skill, Skill::Place | Skill::Drop);
-        let (object, object_name) = match (&req.held, placing) {
+        let (object, mut object_name) = match (&req.held, placing) {
             (Some(h), true) => (h.key.clone(), h.name.clone()),
             _ => (req.object.clone(), req.object_name.clone()),
         };
+        if req.outcome_verb() == asp_verify::Verb::Press
+            && let Some(a) = &req.affordance
+        {
+            // the question names what was pressed: "the h key of the keyboard"
+            object_name = format!("the {} of {object_name}", a.part);
+        }
         OutcomeRequest {
             step: token.step(),
             verb: req.outcome_verb(),
@@ -576,9 +598,9 @@ impl SkillExecutor {
 
     /// Runs the attempts in order until one completes. An attempt whose planning is
     /// refused before anything was touched gives way to the next; so does one whose
-    /// fingers closed on nothing, once the arm has backed off along its approach and the
-    /// object is seen where it was (`seen_before`, the observer's centroid before the
-    /// skill): a graze that moved it ends the skill for a new look.
+    /// fingers closed on nothing, once the arm has backed off along its approach and a
+    /// fresh look sees the object still at its place: a graze that moved it ends the
+    /// skill for a new look.
     #[allow(clippy::too_many_arguments)]
     async fn run_attempts(
         &self,
@@ -587,7 +609,7 @@ impl SkillExecutor {
         skill_plan: &SkillPlan,
         cancel: &CancellationToken,
         motion: Motion,
-        seen_before: Option<Point3>,
+        place_before: &PlaceBefore,
         map_to_base: &Transform,
         report: &mut SkillReport,
     ) -> Result<RunResult, Stop> {
@@ -769,7 +791,7 @@ impl SkillExecutor {
                                     .await?;
                                 let recovery = match recovery {
                                     BackOff::Clear => {
-                                        self.object_shift(req, seen_before, &map).await
+                                        self.object_shift(req, place_before, &map).await
                                     }
                                     other => other,
                                 };
@@ -920,26 +942,34 @@ impl SkillExecutor {
         Ok(Err(why))
     }
 
-    /// Whether the object is where the observer saw it before the skill.
+    /// Whether a fresh look sees the object still where the look before the skill saw
+    /// it. When that look saw its place empty (the cloud was off: a perception error),
+    /// the miss had nothing there to move.
     async fn object_shift(
         &self,
         req: &SkillRequest,
-        seen_before: Option<Point3>,
+        before: &PlaceBefore,
         map: &FrameId,
     ) -> BackOff {
-        let Some(before) = seen_before else {
-            return BackOff::Unseen;
-        };
-        let now = self
-            .snapshot(req, ObservePhase::Before, false, map)
-            .await
-            .object_cloud
-            .as_ref()
-            .and_then(PointCloud::centroid);
-        match now {
-            Some(p) if (p - before).norm() <= UNMOVED_AFTER_MISS => BackOff::Unmoved,
-            Some(p) => BackOff::Moved((p - before).norm()),
-            None => BackOff::Unseen,
+        match (before.occupancy, &before.present) {
+            (Some(o), Some(seen)) if o.present >= MIN_JUDGED_AFTER_MISS => {
+                let mut again = req.clone();
+                again.object_cloud = seen.clone();
+                let now = self
+                    .snapshot(&again, ObservePhase::Before, false, None, map)
+                    .await
+                    .prior_place;
+                match now {
+                    Some(n) if n.judged() >= MIN_JUDGED_AFTER_MISS => match n.vacated_share() {
+                        Some(free) if free <= MOVED_AFTER_MISS => BackOff::Unmoved,
+                        Some(free) => BackOff::Moved(free),
+                        None => BackOff::Unseen,
+                    },
+                    _ => BackOff::Unseen,
+                }
+            }
+            (Some(o), _) if o.judged() >= MIN_JUDGED_AFTER_MISS => BackOff::Unmoved,
+            _ => BackOff::Unseen,
         }
     }
 
@@ -976,6 +1006,14 @@ struct Motion {
     acceleration: f64,
 }
 
+/// The object's place as the look before the skill saw it.
+#[derive(Debug, Clone)]
+struct PlaceBefore {
+    occupancy: Option<asp_verify::PlaceOccupancy>,
+    /// The object's points seen still there.
+    present: Option<asp_core::PointCloud>,
+}
+
 /// Where a miss (fingers closed on nothing) left things.
 #[derive(Debug, Clone, PartialEq)]
 enum BackOff {
@@ -983,8 +1021,8 @@ enum BackOff {
     Clear,
     /// Clear, and the object is seen where it was before the skill.
     Unmoved,
-    /// Clear, but the object is seen this far (metres) from where it was.
-    Moved(Real),
+    /// Clear, but this share of the object's place is free space now.
+    Moved(f32),
     /// Clear, but the object could not be seen.
     Unseen,
     /// The gripper did not open or the arm could not back off: why.
@@ -996,9 +1034,9 @@ impl BackOff {
         let tries = format!("attempt {missed} of {total}");
         match self {
             BackOff::Clear | BackOff::Unmoved => format!("{tries}; the arm backed off"),
-            BackOff::Moved(d) => format!(
-                "{tries}; the arm backed off and the object is seen {:.1} cm from where it was",
-                d * 100.0
+            BackOff::Moved(free) => format!(
+                "{tries}; the arm backed off and {:.0} % of the object's place is empty now: it moved",
+                free * 100.0
             ),
             BackOff::Unseen => format!("{tries}; the arm backed off, the object is not seen"),
             BackOff::Stuck(why) => format!("{tries}; the arm could not back off: {why}"),
@@ -1006,8 +1044,11 @@ impl BackOff {
     }
 }
 
-/// After a miss, the object counts as unmoved within this distance, metres.
-const UNMOVED_AFTER_MISS: Real = 0.01;
+/// After a miss, the object counts as moved when more than this share of its place is
+/// free space in a fresh view …
+const MOVED_AFTER_MISS: f32 = 0.2;
+/// … of at least this many judged points (fewer: not seen).
+const MIN_JUDGED_AFTER_MISS: u32 = 10;
 
 struct RunResult {
     holding: bool,

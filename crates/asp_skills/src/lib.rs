@@ -29,6 +29,7 @@ pub mod executor;
 pub mod geometry;
 pub mod grasp;
 pub mod observe;
+pub mod perceive;
 mod plan;
 pub mod request;
 pub mod safety;
@@ -37,7 +38,10 @@ pub mod verifier;
 pub use error::SkillError;
 pub use estop::{EStop, EStopListener};
 pub use executor::{ExecStats, SkillExecutor};
-pub use observe::{ObserveError, ObservePhase, ObserveRequest, Observed, SceneObserver};
+pub use observe::{
+    BlindObserver, ObserveError, ObservePhase, ObserveRequest, Observed, PartMotion, SceneObserver,
+};
+pub use perceive::PerceptionObserver;
 pub use request::{
     AttemptLog, HeldObject, MotionOverrides, SkillReport, SkillRequest, SkillResult,
 };

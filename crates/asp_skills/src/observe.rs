@@ -3,14 +3,14 @@
 //! the object and the place target are now, how far a drawer or door is open, whether a
 //! device switched, the camera views for a VLM judge — comes from a [`SceneObserver`].
 //!
-//! Implementations: on a robot, a camera and perception (re-segment the object in the
-//! current frame); in the embedded simulator, its state (see the test support of this
-//! crate). The executor never decides success from these itself: it hands them to the
-//! verifier's outcome check.
+//! Implementations: [`crate::perceive::PerceptionObserver`] looks again with the robot's
+//! depth cameras (the same code on a robot and in simulation); tests may observe a
+//! simulator's state directly. The executor never decides success from these itself: it
+//! hands them to the verifier's outcome check.
 
 use asp_core::models::Observation;
-use asp_core::{ObjectKey, PointCloud, Skill};
-use asp_verify::ArticulationState;
+use asp_core::{ObjectKey, Point3, PointCloud, Real, Skill};
+use asp_verify::{ArticulationState, JointTravel, PlaceOccupancy};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
@@ -41,6 +41,22 @@ pub struct ObserveRequest {
     pub target: Option<(ObjectKey, Vec<String>, PointCloud)>,
     /// The gripper holds the object (the observer may look near the tool).
     pub held: bool,
+    /// How the skill means to move the part (open/close, pulls): the joint it estimated
+    /// and the travel it commands along it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part_motion: Option<PartMotion>,
+    /// The tool centre point now (map frame): what a fresh view sees around it is the
+    /// gripper, not the scene.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_position: Option<Point3>,
+}
+
+/// A part's planned motion: its estimated joint and the commanded travel along it
+/// (metres for a slide, radians for a hinge; positive opens).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PartMotion {
+    pub joint: crate::articulation::JointKind,
+    pub commanded: Real,
 }
 
 /// What was seen; `None` where nothing could be observed.
@@ -51,6 +67,12 @@ pub struct Observed {
     pub articulation: Option<ArticulationState>,
     pub switch_on: Option<bool>,
     pub observation: Option<Observation>,
+    /// The object's last known place as the fresh view sees it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prior_place: Option<PlaceOccupancy>,
+    /// The part's measured travel along its joint (after the skill).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub joint_travel: Option<JointTravel>,
 }
 
 /// Observation failed (the camera did not answer, …).
@@ -65,4 +87,17 @@ pub struct ObserveError {
 #[async_trait]
 pub trait SceneObserver: Send + Sync {
     async fn observe(&self, request: &ObserveRequest) -> Result<Observed, ObserveError>;
+}
+
+/// The observer of a robot without cameras the arm can use: it sees nothing, so outcome
+/// checks have the gripper state and the tool pose only (`skill_executor_node.observer:
+/// none`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BlindObserver;
+
+#[async_trait]
+impl SceneObserver for BlindObserver {
+    async fn observe(&self, _: &ObserveRequest) -> Result<Observed, ObserveError> {
+        Ok(Observed::default())
+    }
 }

@@ -88,6 +88,9 @@ impl Attempt {
     }
 }
 
+/// The label of a tip push's pressing motion (the executor reports contact when it ran).
+pub(crate) const PRESS_STEP: &str = "push";
+
 /// The plan of one skill.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct SkillPlan {
@@ -97,6 +100,9 @@ pub(crate) struct SkillPlan {
     /// How many candidates geometry produced before truncation to `grasp.candidates`.
     pub candidates_generated: usize,
     pub joint: Option<JointEstimate>,
+    /// How the part is meant to move (open/close, hook pulls), for the observer's
+    /// measurement of how far it did.
+    pub part_motion: Option<crate::observe::PartMotion>,
     /// Lines for the report ("drawer: horizontal handle bar").
     pub notes: Vec<String>,
 }
@@ -323,6 +329,7 @@ fn grasp_plan(
         focus,
         candidates_generated: candidates.len(),
         joint: None,
+        part_motion: None,
         notes: vec![format!("{} grasp candidates", candidates.len())],
     })
 }
@@ -445,6 +452,7 @@ fn place_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillPlan, Pl
         attempts,
         focus: Point3::new(cx, cy, top),
         joint: None,
+        part_motion: None,
         notes: vec![format!(
             "target top at z {top:.3}; held object's bottom {bottom:.3} m below the tool"
         )],
@@ -509,7 +517,7 @@ fn tip_push_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillPlan,
                     ),
                     grip("close fingers", 0.0, false),
                     mv(
-                        "push",
+                        PRESS_STEP,
                         at,
                         MotionKind::Linear,
                         Contacts::Target,
@@ -531,6 +539,7 @@ fn tip_push_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillPlan,
         focus: contact,
         candidates_generated: PUSH_YAWS.len(),
         joint: None,
+        part_motion: None,
         notes: vec![format!(
             "push normal {:.2?} ({:?}), contact {:.3?}",
             n, s.source, contact
@@ -636,6 +645,7 @@ fn pinch_pull_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillPla
         attempts,
         focus: c,
         joint: None,
+        part_motion: None,
         notes: vec![note],
     })
 }
@@ -706,6 +716,10 @@ fn hook_pull_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillPlan
         attempts,
         focus: c,
         joint: None,
+        part_motion: Some(crate::observe::PartMotion {
+            joint: JointKind::Prismatic { axis: n, travel },
+            commanded: travel,
+        }),
         notes: vec![
             note,
             format!("hook {:.3} m out from the panel", hook_n - panel),
@@ -845,6 +859,14 @@ fn articulation_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillP
         attempts,
         focus,
         notes: vec![format!("joint: {:?} ({})", joint.kind, joint.reason)],
+        part_motion: Some(crate::observe::PartMotion {
+            joint: joint.kind,
+            commanded: match joint.kind {
+                JointKind::Prismatic { travel, .. } if open => travel,
+                JointKind::Prismatic { .. } => -(a.max_open_travel as Real),
+                JointKind::Revolute { .. } => a.door_angle as Real * if open { 1.0 } else { -1.0 },
+            },
+        }),
         joint: Some(joint),
     })
 }

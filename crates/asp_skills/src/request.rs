@@ -122,7 +122,7 @@ impl SkillRequest {
         self.verb.unwrap_or(match self.skill {
             Skill::Grasp | Skill::GraspPart | Skill::PinchPull => Verb::PickUp,
             Skill::Place | Skill::Drop => Verb::Place,
-            Skill::TipPush => Verb::TurnOn,
+            Skill::TipPush => Verb::Press,
             Skill::HookPull | Skill::Open => Verb::Open,
             Skill::Close => Verb::Close,
         })

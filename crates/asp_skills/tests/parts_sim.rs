@@ -202,9 +202,16 @@ async fn open_swings_the_cabinet_door_along_its_arc() {
     let door = door_angle(&sim);
     assert!(door > 0.6, "door at {door} rad");
     assert!(sim.holds(&sc.spec.success));
-    // the verifier read the door's angle
+    // the verifier saw the door's travel with the cameras, and agrees with the world
     let outcome = r.report().outcome.as_ref().unwrap();
-    assert!(outcome.checks.iter().any(|c| c.name == "articulation"));
+    assert!(
+        outcome
+            .checks
+            .iter()
+            .any(|c| c.name == "joint_travel" && c.passed == Some(true)),
+        "{outcome:#?}"
+    );
+    assert!(r.succeeded(), "{:#?}", r.report());
 }
 
 /// The arm's reach ends the door's arc early (the fourth arc waypoint does not plan): the
@@ -237,6 +244,17 @@ async fn an_arc_that_stops_early_backs_off_from_where_it_stopped() {
         door > 0.3 && door < 0.6,
         "door at {door} rad after three arc steps"
     );
+    // the cameras see a door opened less than half the commanded arc: not a success
+    assert!(!r.succeeded(), "{:#?}", r.report());
+    if let Some(outcome) = r.report().outcome.as_ref() {
+        assert!(
+            !outcome
+                .checks
+                .iter()
+                .any(|c| c.name == "joint_travel" && c.passed == Some(true)),
+            "{outcome:#?}"
+        );
+    }
     let home = sim.move_to_named("home", &CancellationToken::new()).await;
     assert!(home.code.is_success(), "{home:?}");
 }

@@ -301,7 +301,10 @@ async fn estop_aborts_the_active_motion_and_latches_until_reset() {
         arm.clone(),
         std::sync::Arc::new(sim.clone()),
         std::sync::Arc::new(asp_skills::LocalVerifier::from_config(&cfg, 7, None)),
-        std::sync::Arc::new(SimObserver::new(sim.clone())),
+        std::sync::Arc::new(asp_skills::PerceptionObserver::new(
+            std::sync::Arc::new(sim.clone()),
+            cfg.skill_executor_node.perception.clone(),
+        )),
         &cfg,
         estop.listener(),
     )

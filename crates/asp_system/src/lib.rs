@@ -9,13 +9,15 @@
 //! | [`skills`] | skill_executor_node: planning scene, then the gated executor | §1.4 |
 //! | [`goto`] | go_to_node: affordance-facing navigation | §1.6 |
 //! | [`backend`] | agent_node's tool backend over the ports | §1.3 |
-//! | [`sim`] | the embedded simulator's planning scene and scene observer | — |
+//! | [`models`] | the verifier's outcome VLM from the configuration | §4.3 |
+//! | [`sim`] | the embedded simulator's planning scene | — |
 //! | [`system`] | everything in one process over the embedded simulator | — |
 
 pub mod affordance;
 pub mod backend;
 pub mod goto;
 pub mod map;
+pub mod models;
 pub mod ports;
 pub mod sim;
 pub mod skills;

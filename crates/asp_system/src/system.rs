@@ -7,18 +7,20 @@ use std::sync::Arc;
 use asp_affordance::MemoryLink;
 use asp_agent::{Agent, EventSink, StateSink};
 use asp_config::LoadedConfig;
+use asp_config::sections::skills::ObserverBackend;
 use asp_kinematics::{RobotModel, Xarm6};
 use asp_perception::PerceptionModels;
 use asp_sim::scenario::Scenario;
 use asp_sim::{SimRobot, SimSettings};
-use asp_skills::{EStop, LocalVerifier, SkillExecutor};
+use asp_skills::{
+    BlindObserver, EStop, LocalVerifier, PerceptionObserver, SceneObserver, SkillExecutor,
+};
 
 use crate::affordance::{AffordanceService, open_memory};
 use crate::backend::{GraphBackend, Journal};
 use crate::goto::GoToService;
 use crate::map::MapService;
 use crate::ports::ObjectMapPort;
-use crate::sim::SimObserver;
 use crate::skills::SkillService;
 
 /// Building the system failed; the message names the part.
@@ -90,6 +92,18 @@ pub fn scenario_simulation(
     Ok(SimRobot::for_scenario(scenario, robot_model()?, settings)?)
 }
 
+/// The configured scene observer over the simulation's cameras (never its state).
+pub fn observer(cfg: &LoadedConfig, sim: &SimRobot) -> Arc<dyn SceneObserver> {
+    let c = &cfg.config.skill_executor_node;
+    match c.observer {
+        ObserverBackend::Perception => Arc::new(PerceptionObserver::new(
+            Arc::new(sim.clone()),
+            c.perception.clone(),
+        )),
+        ObserverBackend::None => Arc::new(BlindObserver),
+    }
+}
+
 /// Every service and the agent, over one simulation.
 pub struct SimSystem {
     pub config: LoadedConfig,
@@ -147,13 +161,13 @@ impl SimSystem {
         let verifier = Arc::new(LocalVerifier::from_config(
             &cfg.config,
             options.verifier_instance,
-            None,
+            crate::models::outcome_vlm(&cfg.config)?,
         ));
         let executor = SkillExecutor::new(
             Arc::new(sim.clone()),
             Arc::new(sim.clone()),
             verifier,
-            Arc::new(SimObserver::new(sim.clone())),
+            observer(cfg, &sim),
             &cfg.config,
             estop.listener(),
         )?;

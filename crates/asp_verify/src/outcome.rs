@@ -29,6 +29,9 @@ pub enum Verb {
     Close,
     TurnOn,
     TurnOff,
+    /// A button or key pushed (tip_push), beyond VLA²'s six: pressing a key neither
+    /// opens nor switches anything the verifier could see.
+    Press,
 }
 
 /// "on" or "in" for place.
@@ -48,7 +51,7 @@ pub struct PlaceTarget {
 }
 
 /// What the gripper was doing.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct GripperSnapshot {
     /// The gripper reports an object between its fingers (GripperCommand: stalled before
     /// closing fully).
@@ -66,19 +69,64 @@ pub struct ArticulationState {
     pub upper: f32,
 }
 
+/// How a fresh depth view sees the points where an object was last known to be: each
+/// point is either still there (`present`: the view's depth matches it), seen through
+/// (`vacated`: the view sees farther, so the space is free), or hidden behind something
+/// nearer (`occluded`). Points out of every view count in none.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlaceOccupancy {
+    pub present: u32,
+    pub vacated: u32,
+    pub occluded: u32,
+}
+
+impl PlaceOccupancy {
+    /// Points the view could judge (present or vacated).
+    pub fn judged(&self) -> u32 {
+        self.present + self.vacated
+    }
+
+    /// Share of the judged points that are free space now; `None` when none was judged.
+    pub fn vacated_share(&self) -> Option<f32> {
+        (self.judged() > 0).then(|| self.vacated as f32 / self.judged() as f32)
+    }
+}
+
+/// How far the acted-on part was seen to move along its estimated joint (metres for a
+/// slide, radians for a hinge; positive opens), and what the skill commanded.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct JointTravel {
+    pub measured: f32,
+    pub commanded: f32,
+    /// Points of the moving part that matched the view at `measured`.
+    pub support: u32,
+}
+
 /// The world before or after a step, as the verifier needs it. Clouds are in the map
 /// frame; anything unknown is `None`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
+    /// The object as observed. After a place: the points that appeared on or in the
+    /// target since before the skill (the placed object as a fresh view sees it).
     pub object_cloud: Option<PointCloud>,
     /// The place target (receptacle/support) cloud.
     pub target_cloud: Option<PointCloud>,
     pub gripper: GripperSnapshot,
+    /// A joint's true state (a robot with joint encoders on its furniture, a test rig).
     pub articulation: Option<ArticulationState>,
-    /// Switch state of a device, when observable (simulator, smart plug, …).
+    /// Switch state of a device, when observable (a smart plug, a test rig).
     pub switch_on: Option<bool>,
-    /// Camera view, for the VLM backend.
+    /// Camera view, for the VLM.
     pub observation: Option<Observation>,
+    /// The object's last known place as a fresh view sees it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prior_place: Option<PlaceOccupancy>,
+    /// The acted-on part's measured travel along its joint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub joint_travel: Option<JointTravel>,
+    /// A tip push reached the part: its pressing motion ran to its end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contact: Option<bool>,
 }
 
 /// "Did it work?": asked after a skill with the step id of its commit token.
@@ -118,6 +166,7 @@ impl OutcomeRequest {
             Verb::Close => format!("Has {x} been fully closed?"),
             Verb::TurnOn => format!("Has {x} been turned on?"),
             Verb::TurnOff => format!("Has {x} been turned off?"),
+            Verb::Press => format!("Has {x} been pressed?"),
         }
     }
 }
@@ -280,48 +329,39 @@ impl OutcomeVerifier {
     pub async fn check(&self, request: &OutcomeRequest) -> Outcome {
         let question = request.question();
         let mut checks = Vec::new();
-        let mut answer = None;
         let mut method = OutcomeMethod::Geometric;
-        if self.cfg.backend == OutcomeBackend::Vlm {
-            match (&self.vlm, &request.before.observation, &request.after.observation) {
-                (Some(vlm), Some(before), Some(after)) => {
-                    // VLA² §4.2: retry a failing model once, then fall back
-                    let mut last_err = None;
-                    for _ in 0..2 {
-                        match vlm.yes_no(&question, before, after).await {
-                            Ok(yes) => {
-                                answer = Some(if yes { Answer::Yes } else { Answer::No });
-                                method = OutcomeMethod::Vlm;
-                                checks.push(Check {
-                                    name: "vlm".into(),
-                                    passed: Some(yes),
-                                    detail: format!("VLM answered {}", if yes { "yes" } else { "no" }),
-                                });
-                                break;
-                            }
-                            Err(e) => last_err = Some(e),
-                        }
-                    }
-                    if let Some(e) = last_err.filter(|_| answer.is_none()) {
-                        checks.push(Check {
-                            name: "vlm".into(),
-                            passed: None,
-                            detail: format!("VLM failed twice ({e}); geometric checks instead"),
-                        });
-                    }
+        // whether a device switched is not geometry: with the geometric backend the VLM
+        // still answers that question, next to the geometric checks (contact)
+        let switch_unseen = matches!(request.verb, Verb::TurnOn | Verb::TurnOff | Verb::Press)
+            && request.after.switch_on.is_none();
+        let answer = if self.cfg.backend == OutcomeBackend::Vlm {
+            match self.ask_vlm(request, &question, &mut checks).await {
+                Some(a) => {
+                    method = OutcomeMethod::Vlm;
+                    a
                 }
-                _ => checks.push(Check {
-                    name: "vlm".into(),
-                    passed: None,
-                    detail: "VLM backend configured but no VLM or no before/after views; geometric checks instead"
-                        .into(),
-                }),
+                None => {
+                    let (a, geo) = geometric_answer(request, &self.cfg);
+                    checks.extend(geo);
+                    a
+                }
             }
-        }
-        let answer = match answer {
-            Some(a) => a,
-            None => {
-                let (a, geo) = geometric_answer(request, &self.cfg);
+        } else {
+            let (a, geo) = geometric_answer(request, &self.cfg);
+            if switch_unseen && a != Answer::No {
+                let mut vlm_checks = Vec::new();
+                let vlm = self.ask_vlm(request, &question, &mut vlm_checks).await;
+                // the unmeasurable switch check gives way to the VLM's answer
+                checks.extend(geo.into_iter().filter(|c| c.name != "switch"));
+                checks.extend(vlm_checks);
+                match vlm {
+                    Some(v) => {
+                        method = OutcomeMethod::Vlm;
+                        v
+                    }
+                    None => Answer::Unknown,
+                }
+            } else {
                 checks.extend(geo);
                 a
             }
@@ -361,6 +401,53 @@ impl OutcomeVerifier {
         } else {
             Outcome::NotSucceeded(verdict)
         }
+    }
+}
+
+impl OutcomeVerifier {
+    /// The VLM's Yes/No on the before/after views: `None` when there is no VLM, no views,
+    /// or it failed twice (VLA² §4.2: retry once, then fall back). Records a "vlm" check.
+    async fn ask_vlm(
+        &self,
+        request: &OutcomeRequest,
+        question: &str,
+        checks: &mut Vec<Check>,
+    ) -> Option<Answer> {
+        let (Some(vlm), Some(before), Some(after)) = (
+            &self.vlm,
+            &request.before.observation,
+            &request.after.observation,
+        ) else {
+            checks.push(Check {
+                name: "vlm".into(),
+                passed: None,
+                detail: "no outcome VLM or no before/after views".into(),
+            });
+            return None;
+        };
+        let mut last_err = None;
+        for _ in 0..2 {
+            match vlm.yes_no(question, before, after).await {
+                Ok(yes) => {
+                    checks.push(Check {
+                        name: "vlm".into(),
+                        passed: Some(yes),
+                        detail: format!("VLM answered {}", if yes { "yes" } else { "no" }),
+                    });
+                    return Some(if yes { Answer::Yes } else { Answer::No });
+                }
+                Err(e) => last_err = Some(e),
+            }
+        }
+        checks.push(Check {
+            name: "vlm".into(),
+            passed: None,
+            detail: format!(
+                "VLM failed twice ({})",
+                last_err.map(|e| e.to_string()).unwrap_or_default()
+            ),
+        });
+        None
     }
 }
 
@@ -414,7 +501,33 @@ pub fn geometric_answer(req: &OutcomeRequest, cfg: &OutcomeConfig) -> (Answer, V
                         ),
                     )
                 }
-                _ => check("lifted", None, "object not seen before and after".into()),
+                _ => match after.prior_place {
+                    Some(o) if o.judged() >= cfg.min_seen_points => {
+                        let share = o.vacated_share().unwrap_or(0.0);
+                        check(
+                            "left_place",
+                            Some(share >= cfg.left_place_fraction),
+                            format!(
+                                "{:.0} % of the object's place is free space now ({} of {} points judged; needs {:.0} %)",
+                                share * 100.0,
+                                o.vacated,
+                                o.judged(),
+                                cfg.left_place_fraction * 100.0
+                            ),
+                        )
+                    }
+                    Some(o) => check(
+                        "left_place",
+                        None,
+                        format!(
+                            "the object's place is hidden: {} points judged, {} occluded (needs {})",
+                            o.judged(),
+                            o.occluded,
+                            cfg.min_seen_points
+                        ),
+                    ),
+                    None => check("lifted", None, "object not seen before and after".into()),
+                },
             };
             checks.push(lift);
         }
@@ -454,7 +567,11 @@ pub fn geometric_answer(req: &OutcomeRequest, cfg: &OutcomeConfig) -> (Answer, V
                                 )
                             }
                             Relation::In => {
-                                let inside_z = oc.z >= tlo.z - tol && oc.z <= thi.z + tol;
+                                // a fresh view sees an object in a container from above:
+                                // its visible points may all lie at the rim, so its
+                                // bottom, not its centre, must be below the rim
+                                let inside_z = (oc.z >= tlo.z - tol && oc.z <= thi.z + tol)
+                                    || (olo.z >= tlo.z - tol && olo.z <= thi.z + tol);
                                 check(
                                     "in_target",
                                     Some(inside_xy && inside_z),
@@ -522,12 +639,37 @@ pub fn geometric_answer(req: &OutcomeRequest, cfg: &OutcomeConfig) -> (Answer, V
                     None,
                     format!("joint limits [{}, {}] are not a range", a.lower, a.upper),
                 ),
-                None => check("articulation", None, "joint state not observed".into()),
+                None => match after.joint_travel {
+                    Some(t) if t.support >= cfg.min_seen_points && t.commanded.abs() > 1e-6 => {
+                        let share = t.measured / t.commanded;
+                        check(
+                            "joint_travel",
+                            Some(share >= cfg.min_travel_fraction),
+                            format!(
+                                "the part moved {:.3} along its joint, {:.0} % of the {:.3} commanded (needs {:.0} %; {} points matched)",
+                                t.measured,
+                                share * 100.0,
+                                t.commanded,
+                                cfg.min_travel_fraction * 100.0,
+                                t.support
+                            ),
+                        )
+                    }
+                    Some(t) => check(
+                        "joint_travel",
+                        None,
+                        format!(
+                            "the part is not seen well enough: {} points matched (needs {})",
+                            t.support, cfg.min_seen_points
+                        ),
+                    ),
+                    None => check("articulation", None, "joint state not observed".into()),
+                },
             };
             checks.push(c);
         }
-        Verb::TurnOn | Verb::TurnOff => {
-            let want = req.verb == Verb::TurnOn;
+        Verb::TurnOn | Verb::TurnOff | Verb::Press => {
+            let want = req.verb != Verb::TurnOff;
             checks.push(match after.switch_on {
                 Some(on) => check(
                     "switch",
@@ -537,9 +679,19 @@ pub fn geometric_answer(req: &OutcomeRequest, cfg: &OutcomeConfig) -> (Answer, V
                 None => check(
                     "switch",
                     None,
-                    "switch state not observable; configure the VLM backend".into(),
+                    "switch state not observable; configure the outcome VLM".into(),
                 ),
             });
+            if let Some(reached) = after.contact {
+                checks.push(check(
+                    "contact",
+                    Some(reached),
+                    format!(
+                        "the push {} the part",
+                        if reached { "reached" } else { "did not reach" }
+                    ),
+                ));
+            }
         }
     }
     let answer = if checks.iter().any(|c| c.passed == Some(false)) {
@@ -584,9 +736,7 @@ mod tests {
                 holding,
                 tool_position: None,
             },
-            articulation: None,
-            switch_on: None,
-            observation: None,
+            ..Snapshot::default()
         }
     }
 
@@ -819,6 +969,107 @@ mod tests {
                 .answer,
             Answer::Unknown
         );
+    }
+
+    #[tokio::test]
+    async fn perceptual_checks_left_place_and_joint_travel() {
+        // picked: the gripper holds it and most of its place is free space now
+        let mut after = snap(None, true);
+        after.prior_place = Some(PlaceOccupancy {
+            present: 5,
+            vacated: 45,
+            occluded: 10,
+        });
+        let r = req(Verb::PickUp, snap(None, false), after.clone());
+        let v = geo().check(&r).await.verdict().clone();
+        assert_eq!(v.answer, Answer::Yes, "{}", v.message);
+        // the gripper holds something, but the object is still where it stood
+        after.prior_place = Some(PlaceOccupancy {
+            present: 40,
+            vacated: 10,
+            occluded: 0,
+        });
+        let r = req(Verb::PickUp, snap(None, false), after.clone());
+        assert_eq!(geo().check(&r).await.verdict().answer, Answer::No);
+        // its place hidden: cannot tell, which is not a success
+        after.prior_place = Some(PlaceOccupancy {
+            present: 2,
+            vacated: 3,
+            occluded: 60,
+        });
+        let r = req(Verb::PickUp, snap(None, false), after);
+        assert_eq!(geo().check(&r).await.verdict().answer, Answer::Unknown);
+
+        // opened: the part moved most of the commanded travel along its joint
+        let mut after = snap(None, false);
+        after.joint_travel = Some(JointTravel {
+            measured: 0.2,
+            commanded: 0.25,
+            support: 80,
+        });
+        let r = req(Verb::Open, snap(None, false), after.clone());
+        assert_eq!(geo().check(&r).await.verdict().answer, Answer::Yes);
+        after.joint_travel = Some(JointTravel {
+            measured: 0.02,
+            commanded: 0.25,
+            support: 80,
+        });
+        let r = req(Verb::Open, snap(None, false), after.clone());
+        assert_eq!(geo().check(&r).await.verdict().answer, Answer::No);
+        // closing commands a negative travel
+        after.joint_travel = Some(JointTravel {
+            measured: -0.2,
+            commanded: -0.25,
+            support: 80,
+        });
+        let r = req(Verb::Close, snap(None, false), after.clone());
+        assert_eq!(geo().check(&r).await.verdict().answer, Answer::Yes);
+        // too few points matched anywhere: cannot tell
+        after.joint_travel = Some(JointTravel {
+            measured: 0.2,
+            commanded: 0.25,
+            support: 3,
+        });
+        let r = req(Verb::Open, snap(None, false), after);
+        assert_eq!(geo().check(&r).await.verdict().answer, Answer::Unknown);
+    }
+
+    #[tokio::test]
+    async fn a_press_needs_contact_and_the_vlm_yes() {
+        let scripted = |answers: Vec<Result<bool, ModelError>>| {
+            OutcomeVerifier::new(
+                OutcomeConfig::default(),
+                Some(Arc::new(ScriptedVlm {
+                    answers: std::sync::Mutex::new(answers),
+                    asked: AtomicUsize::new(0),
+                })),
+            )
+        };
+        let mut before = snap(None, false);
+        let mut after = snap(None, false);
+        before.observation = Some(obs());
+        after.observation = Some(obs());
+        after.contact = Some(true);
+        let r = req(Verb::Press, before.clone(), after.clone());
+        assert_eq!(r.question(), "Has the red mug been pressed?");
+        let v = scripted(vec![Ok(true)]).check(&r).await.verdict().clone();
+        assert_eq!((v.answer, v.method), (Answer::Yes, OutcomeMethod::Vlm));
+        assert!(v.checks.iter().any(|c| c.name == "contact"));
+        assert_eq!(
+            scripted(vec![Ok(false)]).check(&r).await.verdict().answer,
+            Answer::No
+        );
+        // the push never reached the part: no, whatever a VLM would say
+        after.contact = Some(false);
+        let r = req(Verb::Press, before.clone(), after.clone());
+        assert_eq!(
+            scripted(vec![Ok(true)]).check(&r).await.verdict().answer,
+            Answer::No
+        );
+        // no VLM: the press cannot be seen
+        after.contact = Some(true);
+        let r = req(Verb::Press, before, after);
+        assert_eq!(geo().check(&r).await.verdict().answer, Answer::Unknown);
     }
 
     /// A VLM that answers from a script and counts questions.

@@ -8,9 +8,12 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate, Default)]
 #[serde(default, deny_unknown_fields)]
 pub struct SkillExecutorConfig {
-    /// What shows the verifier the world before and after a skill. Default `simulation`.
+    /// What shows the verifier the world before and after a skill. Default `perception`.
     #[garde(skip)]
     pub observer: ObserverBackend,
+    /// The perception observer's cameras and tolerances.
+    #[garde(dive)]
+    pub perception: ObserverPerceptionConfig,
     #[garde(dive)]
     pub interfaces: MotionInterfaces,
     #[garde(dive)]
@@ -27,12 +30,67 @@ pub struct SkillExecutorConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ObserverBackend {
-    /// The simulator's ground truth (`/sim/ground_truth/observe`, sim only).
+    /// Fresh depth frames from the robot's cameras, judged against the object's last
+    /// known points: what left, what appeared, how far a part moved along its joint.
     #[default]
-    Simulation,
+    Perception,
     /// Nothing beyond the gripper state and the tool pose: outcome checks that need the
-    /// object's cloud answer "cannot tell" (a robot without a re-observation pass).
+    /// object's cloud answer "cannot tell" (a robot without cameras the arm can use).
     None,
+}
+
+/// The perception observer (`observer: perception`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct ObserverPerceptionConfig {
+    /// Cameras captured before and after each skill (names of `common.cameras`).
+    /// Default `[head, wrist]`.
+    #[garde(length(min = 1))]
+    pub cameras: Vec<String>,
+    /// A point matches a depth reading within this distance at 1 m (grows with the
+    /// square of the depth, as stereo and structured-light noise does), metres.
+    /// Default 0.012.
+    #[garde(range(min = 0.001, max = 0.2))]
+    pub depth_tolerance: f32,
+    /// Judge one point per voxel of this edge, metres. Default 0.01.
+    #[garde(range(min = 0.002, max = 0.1))]
+    pub voxel_size: f32,
+    /// Read every n-th pixel when looking for what appeared on a place target. Default 2.
+    #[garde(range(min = 1, max = 16))]
+    pub pixel_step: u32,
+    /// Points this close to the tool centre point, or above it within this radius, are
+    /// the gripper, not the scene, metres. Default 0.08.
+    #[garde(range(min = 0.0, max = 0.5))]
+    pub self_filter_radius: f32,
+    /// Object points within this distance of a part move with it (a drawer front around
+    /// its handle), metres. Default 0.06.
+    #[garde(range(min = 0.0, max = 0.5))]
+    pub moving_radius: f32,
+    /// Resolution of the search for a part's travel: metres for slides. Default 0.005.
+    #[garde(range(min = 0.001, max = 0.1))]
+    pub travel_step_m: f32,
+    /// … and radians for hinges. Default 0.02.
+    #[garde(range(min = 0.002, max = 0.5))]
+    pub travel_step_rad: f32,
+    /// Fewest matching points that place a moved part. Default 15.
+    #[garde(range(min = 1, max = 100000))]
+    pub min_seen_points: u32,
+}
+
+impl Default for ObserverPerceptionConfig {
+    fn default() -> Self {
+        Self {
+            cameras: vec!["head".into(), "wrist".into()],
+            depth_tolerance: 0.012,
+            voxel_size: 0.01,
+            pixel_step: 2,
+            self_filter_radius: 0.08,
+            moving_radius: 0.06,
+            travel_step_m: 0.005,
+            travel_step_rad: 0.02,
+            min_seen_points: 15,
+        }
+    }
 }
 
 /// Names of the other people's interfaces the executor drives.

@@ -159,6 +159,43 @@ pub struct OutcomeConfig {
     /// Default 0.1.
     #[garde(range(min = 0.0, max = 0.5))]
     pub articulation_tolerance: f32,
+    /// A picked object has left its place when at least this share of its last known
+    /// points that a fresh view can judge are seen through (free space). Default 0.6.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub left_place_fraction: f32,
+    /// Fewest points a fresh view must be able to judge before a perceptual check
+    /// answers (fewer: "cannot tell"). Default 15.
+    #[garde(range(min = 1, max = 100000))]
+    pub min_seen_points: u32,
+    /// An opened or closed part must be seen to have moved at least this share of the
+    /// travel the skill commanded along its estimated joint. Default 0.5.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub min_travel_fraction: f32,
+    /// Who answers the VLA² Yes/No question where geometry cannot see the outcome (a
+    /// device switched on, a key pressed). Default `simulated`.
+    #[garde(skip)]
+    pub vlm: OutcomeVlmBackend,
+    /// Probability that the simulated outcome VLM answers wrongly (drawn per pair of
+    /// images and question). Default 0.03.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub simulated_error_rate: f32,
+    /// Seed of the simulated outcome VLM's errors. Default 0.
+    #[garde(skip)]
+    pub simulated_seed: u64,
+}
+
+/// The VLM of the outcome checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeVlmBackend {
+    /// A stand-in that reads the simulator's ground truth of the images it is shown and
+    /// errs at `simulated_error_rate` (simulation only: fails on a real camera's images).
+    #[default]
+    Simulated,
+    /// The OpenAI-compatible endpoint of `agent_node.llm` with vision.
+    OpenaiCompatible,
+    /// No VLM: outcomes geometry cannot see are "cannot tell".
+    None,
 }
 
 impl Default for OutcomeConfig {
@@ -169,6 +206,12 @@ impl Default for OutcomeConfig {
             contact_tolerance: 0.03,
             gripper_clearance: 0.05,
             articulation_tolerance: 0.1,
+            left_place_fraction: 0.6,
+            min_seen_points: 15,
+            min_travel_fraction: 0.5,
+            vlm: OutcomeVlmBackend::Simulated,
+            simulated_error_rate: 0.03,
+            simulated_seed: 0,
         }
     }
 }

@@ -232,16 +232,6 @@ crate::ros_message! {
         pub verdict_json: String,
     }
 
-    pub struct SimObserveRequest in asp_interfaces / srv as "SimObserve_Request" {
-        pub request_json: String,
-    }
-
-    pub struct SimObserveResponse in asp_interfaces / srv as "SimObserve_Response" {
-        pub success: bool,
-        pub error_msg: String,
-        pub observed_json: String,
-    }
-
     pub struct RenderCameraRequest in asp_interfaces / srv as "RenderCamera_Request" {
         pub ground_truth: bool,
     }
@@ -338,11 +328,6 @@ crate::ros_service! {
     pub struct CheckOutcome in asp_interfaces { CheckOutcomeRequest, CheckOutcomeResponse }
 }
 crate::ros_service! {
-    /// `asp_interfaces/srv/SimObserve`: SIMULATION ONLY, the simulator's ground truth of
-    /// the objects a skill acts on.
-    pub struct SimObserve in asp_interfaces { SimObserveRequest, SimObserveResponse }
-}
-crate::ros_service! {
     /// `asp_interfaces/srv/RenderCamera`: SIMULATION ONLY, render a camera frame now.
     pub struct RenderCamera in asp_interfaces { RenderCameraRequest, RenderCameraResponse }
 }
@@ -431,8 +416,6 @@ crate::msg::register!(
     CommitSkillResponse,
     CheckOutcomeRequest,
     CheckOutcomeResponse,
-    SimObserveRequest,
-    SimObserveResponse,
     RenderCameraRequest,
     RenderCameraResponse,
     DetectAffordancesGoal,

@@ -112,10 +112,18 @@ pub fn request(sim: &SimRobot, camera: &str, skill: Skill, name: &str) -> SkillR
     .with_scene_names([name])
 }
 
-/// The executor on `sim` with the in-process verifier and the simulator observer.
+/// The executor on `sim` with the in-process verifier (its outcome VLM the simulated
+/// one) and the product's perception observer over the simulator's cameras.
 pub fn executor(sim: &SimRobot, cfg: &AspConfig, estop: &EStop) -> SkillExecutor {
-    let verifier = Arc::new(LocalVerifier::from_config(cfg, 7, None));
-    let observer = Arc::new(SimObserver::new(sim.clone()));
+    let vlm = Arc::new(asp_perception::SimulatedOutcomeVlm::new(
+        cfg.verifier_node.outcome.simulated_error_rate,
+        cfg.verifier_node.outcome.simulated_seed,
+    ));
+    let verifier = Arc::new(LocalVerifier::from_config(cfg, 7, Some(vlm)));
+    let observer = Arc::new(asp_skills::PerceptionObserver::new(
+        Arc::new(sim.clone()),
+        cfg.skill_executor_node.perception.clone(),
+    ));
     SkillExecutor::new(
         Arc::new(sim.clone()),
         Arc::new(sim.clone()),

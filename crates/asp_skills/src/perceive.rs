@@ -1,0 +1,659 @@
+//! The perception observer: before and after each skill it captures fresh depth frames
+//! from the robot's cameras and judges them against what the skill acted on — the same
+//! code on a robot and in simulation, reading nothing but images, depth, camera
+//! intrinsics and poses (TF).
+//!
+//! Every judgement rests on one primitive, free-space reasoning along camera rays
+//! ([`DepthView::classify`]): a map point projected into a depth image is **present** when
+//! the reading there matches its depth, **vacated** when the camera sees farther (the ray
+//! passes through where the point was, so that space is empty now), **occluded** when
+//! something nearer hides it, and unseen out of view or without a reading. From it:
+//!
+//! - the object's last known place ([`Observed::prior_place`]): how many of its points are
+//!   still there and how many are free space — a picked object has left its place, a
+//!   missed grasp left it where it was;
+//! - what appeared on a place target ([`Observed::object_cloud`] after place/drop): the
+//!   points now on or in the target's box that the views before the skill saw as free
+//!   space, minus the gripper (a self-filter around the tool centre point);
+//! - how far a part moved along the joint the skill estimated
+//!   ([`Observed::joint_travel`]): the travel at which the moved part's points (the part
+//!   and the object around it) best match the view, searched along the joint;
+//! - a crop of the view around the part or object ([`Observed::observation`]) for the
+//!   VLM's before/after Yes/No question (SPEC §4.3), which geometry cannot answer for a
+//!   pressed button.
+//!
+//! The tolerance grows with the square of the depth, as the noise of stereo and
+//! structured-light cameras does.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use asp_config::sections::skills::ObserverPerceptionConfig;
+use asp_core::image::DepthImage;
+use asp_core::models::Observation;
+use asp_core::robot::FrameSource;
+use asp_core::{Box2, CameraIntrinsics, Isometry3, ObjectKey, Point3, PointCloud, Real, RgbdFrame};
+use asp_verify::{JointTravel, PlaceOccupancy};
+use async_trait::async_trait;
+use nalgebra::{Unit, UnitQuaternion};
+use tracing::debug;
+
+use crate::articulation::JointKind;
+use crate::observe::{
+    ObserveError, ObservePhase, ObserveRequest, Observed, PartMotion, SceneObserver,
+};
+
+/// Readings closer than this to the tolerance's floor are noise at any range, metres.
+const MIN_TOLERANCE: Real = 0.003;
+
+/// What a depth view says about one map point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    /// The reading matches the point's depth.
+    Present,
+    /// The camera sees farther: the point's space is empty.
+    Vacated,
+    /// Something nearer hides the point.
+    Occluded,
+    /// Out of view, behind the camera, or no reading.
+    Unseen,
+}
+
+/// One depth image with its camera, for free-space reasoning.
+#[derive(Debug, Clone)]
+pub struct DepthView {
+    intrinsics: CameraIntrinsics,
+    map_to_camera: Isometry3,
+    camera_to_map: Isometry3,
+    depth: DepthImage,
+    tolerance_at_1m: Real,
+}
+
+impl DepthView {
+    pub fn new(frame: &RgbdFrame, tolerance_at_1m: Real) -> Self {
+        Self {
+            intrinsics: frame.intrinsics,
+            map_to_camera: frame.camera_pose.iso.inverse(),
+            camera_to_map: frame.camera_pose.iso,
+            depth: frame.depth.clone(),
+            tolerance_at_1m,
+        }
+    }
+
+    fn tolerance(&self, depth: Real) -> Real {
+        (self.tolerance_at_1m * depth * depth).max(MIN_TOLERANCE)
+    }
+
+    fn reading(&self, x: i64, y: i64) -> Option<Real> {
+        if x < 0 || y < 0 {
+            return None;
+        }
+        self.depth
+            .get(x as u32, y as u32)
+            .copied()
+            .filter(|d| d.is_finite() && *d > 0.0)
+    }
+
+    /// The point (map frame) against this view: the readings of the 3×3 pixels around
+    /// its projection decide, so a point on an edge is not called vacated by the
+    /// background next to it.
+    pub fn classify(&self, p: &Point3) -> Seen {
+        let c = self.map_to_camera * p;
+        let Some((u, v)) = self.intrinsics.project(&c) else {
+            return Seen::Unseen;
+        };
+        if u < 0.0
+            || v < 0.0
+            || u >= self.intrinsics.width as Real
+            || v >= self.intrinsics.height as Real
+        {
+            return Seen::Unseen;
+        }
+        let (x, y) = (u.floor() as i64, v.floor() as i64);
+        let tol = self.tolerance(c.z);
+        let (mut any, mut nearer) = (false, false);
+        for dy in -1..=1 {
+            for dx in -1..=1 {
+                let Some(r) = self.reading(x + dx, y + dy) else {
+                    continue;
+                };
+                any = true;
+                if (r - c.z).abs() <= tol {
+                    return Seen::Present;
+                }
+                nearer |= r < c.z - tol;
+            }
+        }
+        match (any, nearer) {
+            (false, _) => Seen::Unseen,
+            (true, true) => Seen::Occluded,
+            (true, false) => Seen::Vacated,
+        }
+    }
+
+    /// Map-frame points of every `step`-th pixel with a reading, passing `keep`.
+    fn points(&self, step: u32, mut keep: impl FnMut(&Point3) -> bool) -> Vec<Point3> {
+        let mut out = Vec::new();
+        let step = step.max(1) as usize;
+        let (w, h) = (self.depth.width() as usize, self.depth.height() as usize);
+        let px = self.depth.pixels();
+        for y in (0..h).step_by(step) {
+            for x in (0..w).step_by(step) {
+                let d = px[y * w + x];
+                if !(d.is_finite() && d > 0.0) {
+                    continue;
+                }
+                let p = self.camera_to_map
+                    * self
+                        .intrinsics
+                        .unproject(x as Real + 0.5, y as Real + 0.5, d);
+                if keep(&p) {
+                    out.push(p);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The views' joint verdict on a point: present in any view wins (an object still
+/// there is seen by one camera even when another's reading is off), then vacated, then
+/// occluded.
+pub fn classify_in(views: &[DepthView], p: &Point3) -> Seen {
+    let mut best = Seen::Unseen;
+    for v in views {
+        match v.classify(p) {
+            Seen::Present => return Seen::Present,
+            Seen::Vacated => best = Seen::Vacated,
+            Seen::Occluded if best == Seen::Unseen => best = Seen::Occluded,
+            _ => {}
+        }
+    }
+    best
+}
+
+/// How the views see `points`.
+pub fn occupancy(views: &[DepthView], points: &[Point3]) -> PlaceOccupancy {
+    let mut o = PlaceOccupancy::default();
+    for p in points {
+        match classify_in(views, p) {
+            Seen::Present => o.present += 1,
+            Seen::Vacated => o.vacated += 1,
+            Seen::Occluded => o.occluded += 1,
+            Seen::Unseen => {}
+        }
+    }
+    o
+}
+
+/// `p` moved by `q` along `joint` (metres along a slide, radians about a hinge).
+pub fn move_along(joint: &JointKind, p: &Point3, q: Real) -> Point3 {
+    match joint {
+        JointKind::Prismatic { axis, .. } => p + axis * q,
+        JointKind::Revolute { origin, axis, .. } => {
+            let rot = UnitQuaternion::from_axis_angle(&Unit::new_normalize(*axis), q);
+            origin + rot * (p - origin)
+        }
+    }
+}
+
+/// The travel along `motion`'s joint that the views show the part to have made (the
+/// part and what moves with it, `moving`, as they were before the skill).
+///
+/// Where the part is seen at its new place: the travel whose moved points best match
+/// the views (present points less vacated ones, since a wrong travel puts points in free
+/// space; ties to the smaller travel), searched from a little behind the start to a
+/// quarter past the commanded travel in steps of `step`. Where it is not (a door seen
+/// edge-on, or out of view once open): how far along its path the space the part would
+/// fill is seen empty, from the start outwards, stopping at the first position where
+/// the part is seen or too little of the space is seen empty — a door that did not move
+/// is seen at the start, one that stopped half-way is seen there.
+pub fn measure_travel(
+    views: &[DepthView],
+    moving: &[Point3],
+    motion: &PartMotion,
+    step: Real,
+    min_support: u32,
+) -> JointTravel {
+    let cmd = motion.commanded;
+    let at = |q: Real| {
+        let mut o = PlaceOccupancy::default();
+        for p in moving {
+            match classify_in(views, &move_along(&motion.joint, p, q)) {
+                Seen::Present => o.present += 1,
+                Seen::Vacated => o.vacated += 1,
+                Seen::Occluded => o.occluded += 1,
+                Seen::Unseen => {}
+            }
+        }
+        o
+    };
+    let (lo, hi) = (
+        cmd.min(0.0) * 1.25 - 2.0 * step,
+        cmd.max(0.0) * 1.25 + 2.0 * step,
+    );
+    let n = ((hi - lo) / step).ceil().max(1.0) as usize;
+    let mut best: Option<(i64, u32, Real)> = None;
+    for i in 0..=n {
+        let q = lo + step * i as Real;
+        let o = at(q);
+        let score = i64::from(o.present) - i64::from(o.vacated);
+        let better = match best {
+            None => true,
+            Some((s, _, bq)) => score > s || (score == s && q.abs() < bq.abs()),
+        };
+        if better {
+            best = Some((score, o.present, q));
+        }
+    }
+    let (_, present, measured) = best.unwrap_or((0, 0, 0.0));
+    if present >= min_support {
+        return JointTravel {
+            measured,
+            commanded: cmd,
+            support: present,
+        };
+    }
+    // the part is not seen anywhere: how far along its path the space is empty
+    let dir = if cmd < 0.0 { -1.0 } else { 1.0 };
+    let steps = ((cmd.abs() * 1.25) / step).ceil() as usize;
+    let (mut swept, mut support) = (0.0, 0);
+    for i in 0..=steps {
+        let q = dir * step * i as Real;
+        let o = at(q);
+        // hidden positions say nothing either way; a seen part ends the sweep
+        if o.vacated < min_support || (o.present as Real) > 0.2 * o.judged() as Real {
+            break;
+        }
+        swept = q;
+        support = o.vacated;
+    }
+    JointTravel {
+        measured: swept,
+        commanded: cmd,
+        support,
+    }
+}
+
+/// Fewest points a thinned cloud keeps when the cloud has them (a thumbtack is a few
+/// voxels of the default size).
+const MIN_THINNED: usize = 64;
+
+/// One point per `voxel` of `points`; finer voxels for a small object.
+fn thin(points: &[Point3], voxel: Real) -> Vec<Point3> {
+    let cloud = PointCloud::new("map", points.to_vec());
+    let mut v = voxel;
+    loop {
+        let thinned = cloud
+            .voxel_downsample(v)
+            .map(|c| c.points().to_vec())
+            .unwrap_or_else(|_| points.to_vec());
+        if thinned.len() >= MIN_THINNED.min(points.len()) || v < 0.001 {
+            return thinned;
+        }
+        v /= 2.0;
+    }
+}
+
+/// Whether `p` is the gripper's (or the arm's above it) rather than the scene's.
+fn is_gripper(p: &Point3, tool: Option<&Point3>, radius: Real) -> bool {
+    let Some(t) = tool else { return false };
+    let d = p - t;
+    d.norm() <= radius || (d.xy().norm() <= radius && d.z > 0.0)
+}
+
+/// The points on or in the target's box that the views after the skill show and that
+/// were not there before: seen as free space by a view before the skill, or — where the
+/// held object and the gripper hid them then — off every surface the map knows of the
+/// target (more than `voxel` from its cloud).
+fn appeared(
+    after: &[DepthView],
+    before: &[DepthView],
+    target: &PointCloud,
+    held_height: Real,
+    tool: Option<&Point3>,
+    cfg: &ObserverPerceptionConfig,
+) -> Vec<Point3> {
+    let Some((lo, hi)) = target.aabb() else {
+        return Vec::new();
+    };
+    let margin = 0.03;
+    let (zlo, zhi) = (lo.z - 0.02, hi.z + held_height + 0.05);
+    let inside = |p: &Point3| {
+        p.x >= lo.x - margin
+            && p.x <= hi.x + margin
+            && p.y >= lo.y - margin
+            && p.y <= hi.y + margin
+            && p.z >= zlo
+            && p.z <= zhi
+    };
+    let voxel = cfg.voxel_size as Real;
+    let key = |p: &Point3| {
+        [
+            (p.x / voxel).floor() as i32,
+            (p.y / voxel).floor() as i32,
+            (p.z / voxel).floor() as i32,
+        ]
+    };
+    let known: std::collections::HashSet<[i32; 3]> = target.points().iter().map(key).collect();
+    let off_target = |p: &Point3| {
+        let k = key(p);
+        !(-1..=1).any(|dx| {
+            (-1..=1).any(|dy| (-1..=1).any(|dz| known.contains(&[k[0] + dx, k[1] + dy, k[2] + dz])))
+        })
+    };
+    let mut out = Vec::new();
+    for v in after {
+        out.extend(v.points(cfg.pixel_step, |p| {
+            inside(p)
+                && !is_gripper(p, tool, cfg.self_filter_radius as Real)
+                && match classify_in(before, p) {
+                    Seen::Vacated => true,
+                    Seen::Occluded => off_target(p),
+                    Seen::Present | Seen::Unseen => false,
+                }
+        }));
+    }
+    thin(&out, voxel)
+}
+
+/// A crop of the view that best shows `focus` (the first view, in camera order, where its
+/// centroid is in view and not hidden), for the VLM.
+fn view_of(frames: &[RgbdFrame], views: &[DepthView], focus: &[Point3]) -> Option<Observation> {
+    let c = PointCloud::new("map", focus.to_vec()).centroid()?;
+    let pick = views
+        .iter()
+        .position(|v| matches!(v.classify(&c), Seen::Present | Seen::Vacated))
+        .or_else(|| views.iter().position(|v| v.classify(&c) != Seen::Unseen))?;
+    let (frame, view) = (&frames[pick], &views[pick]);
+    let (w, h) = (
+        frame.intrinsics.width as Real,
+        frame.intrinsics.height as Real,
+    );
+    let mut bounds: Option<(Real, Real, Real, Real)> = None;
+    for p in focus {
+        if let Some((u, v)) = view.intrinsics.project(&(view.map_to_camera * p)) {
+            let (u, v) = (u.clamp(0.0, w - 1.0), v.clamp(0.0, h - 1.0));
+            bounds = Some(match bounds {
+                None => (u, v, u, v),
+                Some((a, b, c, d)) => (a.min(u), b.min(v), c.max(u), d.max(v)),
+            });
+        }
+    }
+    let (x0, y0, x1, y1) = bounds?;
+    let pad = ((x1 - x0).max(y1 - y0) * 0.5).max(48.0);
+    let rect = Box2 {
+        x0: (x0 - pad).max(0.0),
+        y0: (y0 - pad).max(0.0),
+        x1: (x1 + pad).min(w),
+        y1: (y1 + pad).min(h),
+    }
+    .to_pixel_rect(frame.intrinsics.width, frame.intrinsics.height);
+    let mut o = frame.observation().crop(&rect);
+    // the VLM is shown colour; depth would only weigh down the request
+    o.depth = None;
+    Some(o)
+}
+
+/// [`SceneObserver`] over the robot's depth cameras; see the module notes.
+pub struct PerceptionObserver {
+    frames: Arc<dyn FrameSource>,
+    cfg: ObserverPerceptionConfig,
+    /// The views before the skill on each object, for the comparison after it.
+    before: Mutex<HashMap<ObjectKey, Vec<DepthView>>>,
+}
+
+impl std::fmt::Debug for PerceptionObserver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PerceptionObserver")
+            .field("cfg", &self.cfg)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PerceptionObserver {
+    pub fn new(frames: Arc<dyn FrameSource>, cfg: ObserverPerceptionConfig) -> Self {
+        Self {
+            frames,
+            cfg,
+            before: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A frame from each configured camera; the cameras that fail are skipped.
+    async fn capture(&self, what: &ObjectKey) -> Result<Vec<RgbdFrame>, ObserveError> {
+        let mut frames = Vec::new();
+        let mut errors = Vec::new();
+        for cam in &self.cfg.cameras {
+            match self.frames.capture(cam).await {
+                Ok(f) => frames.push(f),
+                Err(e) => errors.push(format!("{cam}: {e}")),
+            }
+        }
+        if frames.is_empty() {
+            return Err(ObserveError {
+                what: what.to_string(),
+                message: format!("no camera gave a frame ({})", errors.join("; ")),
+            });
+        }
+        if !errors.is_empty() {
+            debug!("observing {what} without {}", errors.join("; "));
+        }
+        Ok(frames)
+    }
+
+    fn lock_before(&self) -> std::sync::MutexGuard<'_, HashMap<ObjectKey, Vec<DepthView>>> {
+        self.before
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[async_trait]
+impl SceneObserver for PerceptionObserver {
+    async fn observe(&self, r: &ObserveRequest) -> Result<Observed, ObserveError> {
+        let frames = self.capture(&r.object).await?;
+        let tol = self.cfg.depth_tolerance as Real;
+        let views: Vec<DepthView> = frames.iter().map(|f| DepthView::new(f, tol)).collect();
+        let voxel = self.cfg.voxel_size as Real;
+        let object = thin(r.object_cloud.points(), voxel);
+        let part = r.part_cloud.as_ref().map(|c| thin(c.points(), voxel));
+        let focus: &[Point3] = match &part {
+            Some(p) if !p.is_empty() => p,
+            _ => &object,
+        };
+        let mut out = Observed {
+            observation: view_of(&frames, &views, focus),
+            ..Observed::default()
+        };
+        // the object's last known place; a held object is judged only after the skill
+        // (before it, its place is the gripper's)
+        if !(r.held && r.phase == ObservePhase::Before) {
+            let o = occupancy(&views, &object);
+            if r.phase == ObservePhase::Before && o.present > 0 {
+                // what is still there, for "did a miss move it?"
+                out.object_cloud = Some(PointCloud::new(
+                    r.object_cloud.frame.clone(),
+                    object
+                        .iter()
+                        .filter(|p| classify_in(&views, p) == Seen::Present)
+                        .copied()
+                        .collect(),
+                ));
+            }
+            out.prior_place = Some(o);
+        }
+        match r.phase {
+            ObservePhase::Before => {
+                self.lock_before().insert(r.object.clone(), views);
+            }
+            ObservePhase::After => {
+                let before = self.lock_before().remove(&r.object).unwrap_or_default();
+                if let Some((_, _, target)) = &r.target {
+                    let held_height = r
+                        .object_cloud
+                        .aabb()
+                        .map_or(0.15, |(lo, hi)| (hi.z - lo.z).max(0.02));
+                    let new = appeared(
+                        &views,
+                        &before,
+                        target,
+                        held_height,
+                        r.tool_position.as_ref(),
+                        &self.cfg,
+                    );
+                    out.target_cloud = Some(target.clone());
+                    out.object_cloud =
+                        (!new.is_empty()).then(|| PointCloud::new(target.frame.clone(), new));
+                    // the held object's place before the skill was the gripper's
+                    out.prior_place = None;
+                }
+                if let (Some(motion), Some(part)) = (&r.part_motion, &part) {
+                    let radius = self.cfg.moving_radius as Real;
+                    let mut moving = part.clone();
+                    moving.extend(
+                        object
+                            .iter()
+                            .filter(|p| part.iter().any(|q| (*p - q).norm() <= radius)),
+                    );
+                    let moving = thin(&moving, voxel);
+                    let step = match motion.joint {
+                        JointKind::Prismatic { .. } => self.cfg.travel_step_m,
+                        JointKind::Revolute { .. } => self.cfg.travel_step_rad,
+                    } as Real;
+                    out.joint_travel = Some(measure_travel(
+                        &views,
+                        &moving,
+                        motion,
+                        step,
+                        self.cfg.min_seen_points,
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use asp_core::image::Image;
+    use asp_core::{FrameId, RgbImage, Transform, Vector3};
+
+    fn slide(axis: Vector3, travel: Real) -> JointKind {
+        JointKind::Prismatic {
+            axis: axis.normalize(),
+            travel,
+        }
+    }
+
+    /// A camera at the origin looking along +x of the map (optical +z = map +x), seeing a
+    /// wall at `wall` metres, with a box of points in front of it when `object`.
+    fn frame(wall: Real, object: Option<(Real, Real, Real)>) -> RgbdFrame {
+        let intr = CameraIntrinsics::from_hfov(64, 48, 1.2);
+        // optical (x right, y down, z forward) → map (x forward, y left, z up)
+        let rot = nalgebra::Rotation3::from_matrix_unchecked(nalgebra::Matrix3::new(
+            0.0, 0.0, 1.0, //
+            -1.0, 0.0, 0.0, //
+            0.0, -1.0, 0.0,
+        ));
+        let iso = Isometry3::from_parts(
+            nalgebra::Translation3::identity(),
+            UnitQuaternion::from_rotation_matrix(&rot),
+        );
+        let mut depth = Image::filled(64, 48, wall);
+        if let Some((d, half_y, half_z)) = object {
+            for y in 0..48u32 {
+                for x in 0..64u32 {
+                    let ray = intr.unproject(x as Real + 0.5, y as Real + 0.5, 1.0);
+                    // map y = -optical x, map z = -optical y, at depth d
+                    if (ray.x * d).abs() <= half_y && (ray.y * d).abs() <= half_z {
+                        *depth.get_mut(x, y).unwrap() = d;
+                    }
+                }
+            }
+        }
+        RgbdFrame {
+            rgb: RgbImage::filled(64, 48, [0, 0, 0]),
+            depth,
+            intrinsics: intr,
+            camera_pose: Transform::new(FrameId::map(), FrameId::new("cam"), iso),
+            stamp: 0.0,
+            ground_truth: None,
+        }
+    }
+
+    fn face(x: Real, half: Real) -> Vec<Point3> {
+        let mut v = Vec::new();
+        for i in -3..=3 {
+            for j in -3..=3 {
+                v.push(Point3::new(
+                    x,
+                    half * i as Real / 3.0,
+                    half * j as Real / 3.0,
+                ));
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn points_are_present_vacated_or_occluded() {
+        let pts = face(1.0, 0.05);
+        let there = DepthView::new(&frame(2.0, Some((1.0, 0.1, 0.1))), 0.01);
+        let gone = DepthView::new(&frame(2.0, None), 0.01);
+        let hidden = DepthView::new(&frame(2.0, Some((0.5, 0.3, 0.3))), 0.01);
+        let o = occupancy(std::slice::from_ref(&there), &pts);
+        assert_eq!((o.present, o.vacated), (pts.len() as u32, 0));
+        let o = occupancy(std::slice::from_ref(&gone), &pts);
+        assert_eq!((o.present, o.vacated), (0, pts.len() as u32));
+        let o = occupancy(std::slice::from_ref(&hidden), &pts);
+        assert_eq!(o.occluded, pts.len() as u32);
+        // behind the camera or out of the image: not judged
+        assert_eq!(there.classify(&Point3::new(-1.0, 0.0, 0.0)), Seen::Unseen);
+        assert_eq!(there.classify(&Point3::new(1.0, 5.0, 0.0)), Seen::Unseen);
+        // any view that still sees the point keeps it present
+        assert_eq!(classify_in(&[gone, there], &pts[0]), Seen::Present);
+    }
+
+    #[test]
+    fn travel_is_found_along_the_joint() {
+        // a drawer front 0.1 m wide at 1.0 m, pulled 0.15 m towards the camera (−x)
+        let moving = face(1.0, 0.05);
+        let motion = PartMotion {
+            joint: slide(-Vector3::x(), 0.25),
+            commanded: 0.25,
+        };
+        let opened = DepthView::new(&frame(2.0, Some((0.85, 0.05, 0.05))), 0.01);
+        let t = measure_travel(std::slice::from_ref(&opened), &moving, &motion, 0.005, 15);
+        assert!((t.measured - 0.15).abs() <= 0.011, "{t:?}");
+        assert_eq!(t.support, moving.len() as u32);
+        // not moved: the travel is zero
+        let shut = DepthView::new(&frame(2.0, Some((1.0, 0.05, 0.05))), 0.01);
+        let t = measure_travel(std::slice::from_ref(&shut), &moving, &motion, 0.005, 15);
+        assert!(t.measured.abs() <= 0.011, "{t:?}");
+    }
+
+    #[test]
+    fn what_appeared_on_a_target_excludes_what_was_there_and_the_gripper() {
+        let cfg = ObserverPerceptionConfig {
+            pixel_step: 1,
+            ..ObserverPerceptionConfig::default()
+        };
+        // the target: a slab standing at x = 1.5 (the wall at 2.0 is behind it)
+        let target = PointCloud::new("map", face(1.5, 0.3));
+        let before = vec![DepthView::new(&frame(2.0, None), 0.01)];
+        let after = vec![DepthView::new(&frame(2.0, Some((1.49, 0.05, 0.05))), 0.01)];
+        let new = appeared(&after, &before, &target, 0.1, None, &cfg);
+        assert!(!new.is_empty());
+        assert!(new.iter().all(|p| (p.x - 1.49).abs() < 0.01));
+        // nothing changed: nothing appeared
+        let same = appeared(&before, &before, &target, 0.1, None, &cfg);
+        assert!(same.is_empty());
+        // the same points next to the tool are the gripper
+        let tool = Point3::new(1.49, 0.0, 0.0);
+        let gripper = appeared(&after, &before, &target, 0.1, Some(&tool), &cfg);
+        assert!(gripper.is_empty(), "{}", gripper.len());
+    }
+}
