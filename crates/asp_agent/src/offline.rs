@@ -71,6 +71,10 @@ struct Offline<'r, 'a> {
     /// (the keys of one keyboard) do not drive again.
     at: Option<ObjectKey>,
     next_call: u32,
+    /// The object a pick-up step the verifier confirmed put in the gripper.
+    picked: Option<ObjectKey>,
+    /// The subtask running is the plan's last.
+    last: bool,
 }
 
 /// Runs the plan's subtasks in order.
@@ -80,11 +84,14 @@ pub(crate) async fn drive(rt: &mut GoalRuntime<'_>, plan: &Plan) -> DriveEnd {
         resolved: HashMap::new(),
         at: None,
         next_call: 0,
+        picked: None,
+        last: false,
     };
     let max_retries = agent.rt.settings.max_retries_per_call;
     let mut done = Vec::new();
     for (i, st) in plan.subtasks.iter().enumerate() {
         let mut failures = 0;
+        agent.last = i + 1 == plan.subtasks.len();
         loop {
             match agent.subtask(st).await {
                 Ok(()) => break,
@@ -157,7 +164,17 @@ impl Offline<'_, '_> {
             Verb::PickUp => {
                 let key = self.resolve(&st.object).await?;
                 if self.rt.state.held_object.as_ref() == Some(&key) {
-                    return Ok(());
+                    // a failed grasp may leave it in the gripper unconfirmed: that is a
+                    // pick only when a later verified step (the place) shows it
+                    if self.picked.as_ref() == Some(&key) || !self.last {
+                        return Ok(());
+                    }
+                    return Err(StepError::Failed {
+                        message: format!(
+                            "the gripper holds {key}, but the verifier did not confirm the pick"
+                        ),
+                        retryable: false,
+                    });
                 }
                 if let Some(held) = self.rt.state.held_object.clone() {
                     return Err(StepError::Failed {
@@ -174,15 +191,16 @@ impl Offline<'_, '_> {
                 self.approach(&key, &action).await?;
                 let req = match &st.action {
                     Some(a) => ToolRequest::Interact {
-                        obj: key,
+                        obj: key.clone(),
                         action: a.clone(),
                     },
                     None => ToolRequest::Skill {
                         skill: Skill::Grasp,
-                        obj: key,
+                        obj: key.clone(),
                     },
                 };
                 self.must(req).await?;
+                self.picked = Some(key);
                 Ok(())
             }
             Verb::Place => {

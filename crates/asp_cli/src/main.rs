@@ -40,6 +40,40 @@ struct GlobalArgs {
     /// Override a parameter, e.g. `--set agent_node.llm.backend=openai` (repeatable)
     #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
     overrides: Vec<String>,
+    /// Error profile of the simulated models and sensors: `realistic` (the shipped
+    /// defaults) or a file `<config-dir>/profiles/<NAME>.yaml`, e.g. `oracle` (no errors,
+    /// for debugging); `--set` wins over it
+    #[arg(long, global = true, value_name = "NAME", default_value = "realistic")]
+    profile: String,
+}
+
+/// The overrides of profile `name`: its file's `parameters` (`node.key: value`), none
+/// for `realistic` without a file.
+fn profile_overrides(config_dir: &std::path::Path, name: &str) -> Result<Vec<String>, String> {
+    let file = config_dir.join("profiles").join(format!("{name}.yaml"));
+    if !file.exists() {
+        return if name == "realistic" {
+            Ok(Vec::new())
+        } else {
+            Err(format!("--profile {name}: no file {}", file.display()))
+        };
+    }
+    let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let doc: serde_yaml_ng::Value =
+        serde_yaml_ng::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+    let Some(params) = doc.get("parameters").and_then(|p| p.as_mapping()) else {
+        return Err(format!("{}: needs a `parameters` mapping", file.display()));
+    };
+    params
+        .iter()
+        .map(|(k, v)| {
+            let key = k
+                .as_str()
+                .ok_or_else(|| format!("{}: keys are `node.key` strings", file.display()))?;
+            let value = serde_json::to_string(v).map_err(|e| format!("{key}: {e}"))?;
+            Ok(format!("{key}={value}"))
+        })
+        .collect()
 }
 
 #[derive(Debug, Subcommand)]
@@ -199,7 +233,18 @@ struct ConfigArgs {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    let dir = asp_runtime::find_config_dir(cli.global.config_dir.as_deref());
+    match profile_overrides(&dir, &cli.global.profile) {
+        Ok(mut o) => {
+            o.append(&mut cli.global.overrides);
+            cli.global.overrides = o;
+        }
+        Err(e) => {
+            eprintln!("asp: {e}");
+            return ExitCode::from(78);
+        }
+    }
     match cli.command {
         // these print their own trace; the log keeps to warnings unless RUST_LOG says more
         Command::Run(_) => asp_runtime::init_tracing_with("warn"),
@@ -323,4 +368,35 @@ fn config(global: &GlobalArgs, args: &ConfigArgs) -> ExitCode {
         },
     }
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_oracle_profile_turns_every_simulated_error_off_and_realistic_is_the_default() {
+        let dir = asp_runtime::built_in_config_dir();
+        assert!(profile_overrides(&dir, "realistic").unwrap().is_empty());
+        let realistic = asp_runtime::load_config(&dir, &[]).unwrap().config;
+        let oracle = asp_runtime::load_config(&dir, &profile_overrides(&dir, "oracle").unwrap())
+            .unwrap()
+            .config;
+        // the shipped defaults err, the oracle does not
+        let p = &realistic.object_map_node.simulation;
+        assert!(p.vlm_error_rate > 0.0 && p.over_segmentation > 0.0);
+        assert!(realistic.sim_node.camera.depth_noise_std > 0.0);
+        assert!(realistic.verifier_node.outcome.simulated_error_rate > 0.0);
+        let o = &oracle.object_map_node.simulation;
+        assert_eq!(
+            (o.vlm_error_rate, o.over_segmentation, o.under_segmentation),
+            (0.0, 0.0, 0.0)
+        );
+        assert_eq!(oracle.sim_node.camera.depth_noise_std, 0.0);
+        assert_eq!(oracle.affordance_node.simulated_models.miss_rate, 0.0);
+        assert_eq!(oracle.verifier_node.outcome.simulated_error_rate, 0.0);
+        // an unknown profile is an error naming the file it looked for
+        let e = profile_overrides(&dir, "nonesuch").unwrap_err();
+        assert!(e.contains("nonesuch.yaml"), "{e}");
+    }
 }

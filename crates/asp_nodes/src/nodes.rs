@@ -74,6 +74,8 @@ fn fresh_instance() -> u32 {
 pub struct ObjectMapNode {
     pub service: Arc<MapService>,
     pub server: ObjectMapServer,
+    /// The survey drives and mapping poses stop on it.
+    pub estop: EStopBinding,
     _build: Option<AbortOnDrop>,
 }
 
@@ -115,9 +117,11 @@ pub async fn object_map_node(
         tf,
     )?;
     let models = asp_perception::factory::models(cfg)?;
+    let estop = EStopBinding::new(&node, &c.common.safety.estop_topic)?;
     let service = Arc::new(
         MapService::new(cfg, models, None, Arc::new(frame_source), Arc::new(base))?
-            .with_arm(Arc::new(arm)),
+            .with_arm(Arc::new(arm))
+            .with_estop(estop.listener()),
     );
     let server = serve_object_map(&node, service.clone(), &frames.map)?;
     let build = c.object_map_node.mapping.build_on_start.then(|| {
@@ -136,6 +140,7 @@ pub async fn object_map_node(
     Ok(ObjectMapNode {
         service,
         server,
+        estop,
         _build: build,
     })
 }

@@ -18,7 +18,7 @@
 //!   prepositions dropped, plurals folded) occurs in the object's name or description, or
 //!   when the text-embedding cosine similarity of query and description reaches
 //!   `simulation.vlm_similarity_threshold`; then flips the answer with probability
-//!   `simulation.vlm_error_rate`.
+//!   `simulation.vlm_error_rate`, drawn per set of views (a new look can correct it).
 //!
 //! - [`SimulatedOutcomeVlm`]: the verifier's before/after Yes/No for presses and
 //!   switches ("Has the h key of the keyboard been pressed?"): the part the question names
@@ -534,7 +534,9 @@ impl RetrievalVlm for SimulatedRetrievalVlm {
             .map(|i| (i.name.clone(), i.description.clone()))
             .unwrap_or_else(|| (format!("object {id}"), String::new()));
         let mut answer = self.matches(query, &name, &description)?;
-        let mut rng = rng_for(self.params.seed, Self::NAME, (query, id));
+        // drawn per set of views: a new look at the object can correct a wrong answer
+        let digests: Vec<u64> = views.iter().map(image_digest).collect();
+        let mut rng = rng_for(self.params.seed, Self::NAME, (query, id, digests));
         if self.params.vlm_error_rate > 0.0 && rng.random::<f32>() < self.params.vlm_error_rate {
             answer = !answer;
         }

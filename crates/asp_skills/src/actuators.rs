@@ -91,6 +91,25 @@ impl Actuators {
         self.arm.move_to_pose(goal, guard.token()).await
     }
 
+    /// Moves to a named configuration under the licence of `token`; stopped like
+    /// [`Self::move_to_pose`].
+    pub async fn move_to_named(
+        &self,
+        _licence: &CommitToken,
+        name: &str,
+        cancel: &CancellationToken,
+    ) -> MotionOutcome {
+        if self.estop.is_engaged() {
+            return MotionOutcome::failure(
+                MoveItErrorCode::Preempted,
+                "e-stop engaged: the goal was not sent",
+            );
+        }
+        let guard = self.estop.guard(cancel);
+        self.arm_goals.fetch_add(1, Ordering::Relaxed);
+        self.arm.move_to_named(name, guard.token()).await
+    }
+
     /// Sends a gripper goal under the licence of `token`.
     pub async fn gripper(
         &self,

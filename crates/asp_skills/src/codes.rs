@@ -31,6 +31,10 @@ pub mod ours {
     pub const COMMUNICATION: i32 = 1013;
     /// The caller cancelled the skill.
     pub const CANCELLED: i32 = 1014;
+    /// A push reached something but the verifier did not see the part pressed: maybe
+    /// another key was, and a press cannot be undone (the goal can no longer be
+    /// confirmed). Retryable.
+    pub const PRESS_UNCONFIRMED: i32 = 1015;
 }
 
 /// How the agent should read one MoveIt error code.

@@ -380,7 +380,18 @@ impl SkillExecutor {
             .await?;
         report.holding = Some(run.holding);
 
-        // 8. OUTCOME: only the verifier declares success
+        // 8. OUTCOME: only the verifier declares success; a grasped object hangs over
+        // the place it left, so the arm first takes a pose from which the cameras see it
+        let pose = &self.cfg.perception.verify_pose;
+        if run.holding && matches!(req.skill, Skill::Grasp | Skill::GraspPart) && !pose.is_empty() {
+            let out = self.act.move_to_named(&token, pose, cancel).await;
+            if !out.code.is_success() {
+                if cancel.is_cancelled() || self.act.estop().is_engaged() {
+                    return Err(self.stopped(pose, true, cancel));
+                }
+                debug!("verify pose {pose}: {} {}", out.code, out.message);
+            }
+        }
         let mut after = self
             .snapshot(req, ObservePhase::After, run.holding, part_motion, &map)
             .await;
@@ -390,6 +401,7 @@ impl SkillExecutor {
                 a.failed.is_none() && a.completed.iter().any(|l| l == PRESS_STEP)
             }));
         }
+        let after_contact = after.contact;
         let outcome_req = self.outcome_request(req, &token, before, after);
         let outcome = self.verifier.outcome(&outcome_req).await.map_err(|e| {
             Stop::new(
@@ -428,6 +440,19 @@ impl SkillExecutor {
                         format!(
                             "{} on {}: the planner refused the motion's first step ({why}), so the part did not move; the verifier agrees: {}; the rest of the skill ran (let go, back off): {}",
                             req.skill, req.object, verdict.message, fb.hint
+                        ),
+                    ));
+                }
+                if after_contact == Some(true) {
+                    // the push reached something that was not seen pressed: another key,
+                    // or the device's body; a press cannot be undone, so the goal this
+                    // step belongs to cannot be confirmed any more (see
+                    // `asp_system::verified_success`), but trying again may still do it
+                    return Err(Stop::new(
+                        our_failure(FailureKind::Verification, ours::PRESS_UNCONFIRMED).retryable(),
+                        format!(
+                            "{} on {} pushed something, but the verifier did not see {} pressed: {}; if something else was pressed, it stays pressed",
+                            req.skill, req.object, req.object_name, verdict.message
                         ),
                     ));
                 }
@@ -517,6 +542,7 @@ impl SkillExecutor {
             held: holding,
             part_motion,
             tool_position,
+            relation: placing.then_some(req.relation),
         };
         let seen = match self.observer.observe(&observe).await {
             Ok(s) => s,
@@ -960,7 +986,7 @@ impl SkillExecutor {
                     .await
                     .prior_place;
                 match now {
-                    Some(n) if n.judged() >= MIN_JUDGED_AFTER_MISS => match n.vacated_share() {
+                    Some(n) if n.enough(MIN_JUDGED_AFTER_MISS) => match n.vacated_share() {
                         Some(free) if free <= MOVED_AFTER_MISS => BackOff::Unmoved,
                         Some(free) => BackOff::Moved(free),
                         None => BackOff::Unseen,
@@ -968,7 +994,7 @@ impl SkillExecutor {
                     _ => BackOff::Unseen,
                 }
             }
-            (Some(o), _) if o.judged() >= MIN_JUDGED_AFTER_MISS => BackOff::Unmoved,
+            (Some(o), _) if o.enough(MIN_JUDGED_AFTER_MISS) => BackOff::Unmoved,
             _ => BackOff::Unseen,
         }
     }

@@ -36,7 +36,7 @@ pub mod safety;
 pub mod verifier;
 
 pub use error::SkillError;
-pub use estop::{EStop, EStopListener};
+pub use estop::{EStop, EStopGuard, EStopListener};
 pub use executor::{ExecStats, SkillExecutor};
 pub use observe::{
     BlindObserver, ObserveError, ObservePhase, ObserveRequest, Observed, PartMotion, SceneObserver,

@@ -39,6 +39,9 @@ pub struct ObserveRequest {
     pub part_name: Option<String>,
     /// Place/drop target.
     pub target: Option<(ObjectKey, Vec<String>, PointCloud)>,
+    /// On or in the target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relation: Option<asp_verify::Relation>,
     /// The gripper holds the object (the observer may look near the tool).
     pub held: bool,
     /// How the skill means to move the part (open/close, pulls): the joint it estimated

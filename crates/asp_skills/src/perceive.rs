@@ -174,7 +174,10 @@ pub fn classify_in(views: &[DepthView], p: &Point3) -> Seen {
 
 /// How the views see `points`.
 pub fn occupancy(views: &[DepthView], points: &[Point3]) -> PlaceOccupancy {
-    let mut o = PlaceOccupancy::default();
+    let mut o = PlaceOccupancy {
+        points: points.len() as u32,
+        ..PlaceOccupancy::default()
+    };
     for p in points {
         match classify_in(views, p) {
             Seen::Present => o.present += 1,
@@ -310,6 +313,7 @@ fn appeared(
     after: &[DepthView],
     before: &[DepthView],
     target: &PointCloud,
+    on_top: bool,
     held_height: Real,
     tool: Option<&Point3>,
     cfg: &ObserverPerceptionConfig,
@@ -318,7 +322,10 @@ fn appeared(
         return Vec::new();
     };
     let margin = 0.03;
-    let (zlo, zhi) = (lo.z - 0.02, hi.z + held_height + 0.05);
+    // on a support only what is above its top counts (under a table the view changes
+    // with the viewpoint); in a container, down to its bottom
+    let floor = if on_top { hi.z } else { lo.z };
+    let (zlo, zhi) = (floor - 0.02, hi.z + held_height + 0.05);
     let inside = |p: &Point3| {
         p.x >= lo.x - margin
             && p.x <= hi.x + margin
@@ -498,6 +505,7 @@ impl SceneObserver for PerceptionObserver {
                         &views,
                         &before,
                         target,
+                        r.relation != Some(asp_verify::Relation::In),
                         held_height,
                         r.tool_position.as_ref(),
                         &self.cfg,
@@ -645,15 +653,15 @@ mod tests {
         let target = PointCloud::new("map", face(1.5, 0.3));
         let before = vec![DepthView::new(&frame(2.0, None), 0.01)];
         let after = vec![DepthView::new(&frame(2.0, Some((1.49, 0.05, 0.05))), 0.01)];
-        let new = appeared(&after, &before, &target, 0.1, None, &cfg);
+        let new = appeared(&after, &before, &target, false, 0.1, None, &cfg);
         assert!(!new.is_empty());
         assert!(new.iter().all(|p| (p.x - 1.49).abs() < 0.01));
         // nothing changed: nothing appeared
-        let same = appeared(&before, &before, &target, 0.1, None, &cfg);
+        let same = appeared(&before, &before, &target, false, 0.1, None, &cfg);
         assert!(same.is_empty());
         // the same points next to the tool are the gripper
         let tool = Point3::new(1.49, 0.0, 0.0);
-        let gripper = appeared(&after, &before, &target, 0.1, Some(&tool), &cfg);
+        let gripper = appeared(&after, &before, &target, false, 0.1, Some(&tool), &cfg);
         assert!(gripper.is_empty(), "{}", gripper.len());
     }
 }

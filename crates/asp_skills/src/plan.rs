@@ -623,13 +623,14 @@ fn pinch_pull_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillPla
                 ),
                 // the pull already drew the part clear of its holder: the lift is a
                 // free-space motion (with the part attached), since a straight line
-                // from a pinch at a wall can cross a wrist singularity
+                // from a pinch at a wall can cross a wrist singularity; where it cannot
+                // be planned the part stays where the pull left it, still removed
                 mv(
                     "lift",
                     shifted(&at, n * pull + Vector3::z() * lift),
                     MotionKind::FreeSpace,
                     Contacts::Target,
-                    OnFail::Abort,
+                    OnFail::Ignore,
                 ),
             ],
         });

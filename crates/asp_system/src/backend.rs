@@ -151,17 +151,20 @@ pub fn skill_verdicts(report: &SkillReport) -> Vec<Verdict> {
 }
 
 /// Whether a goal ended in a success the verifier confirmed: the agent completed it, at
-/// least one skill's outcome was checked, and the last outcome check passed. The agent's
-/// own word ("SUCCESS") is not enough: only the verifier declares a step succeeded.
+/// least one skill's outcome was checked, the last outcome check passed, and no press
+/// went unconfirmed (a push that hit something else cannot be undone: a wrong key stays
+/// typed). The agent's own word ("SUCCESS") is not enough: only the verifier declares a
+/// step succeeded.
 pub fn verified_success(report: &asp_agent::GoalReport) -> bool {
+    let verdicts = report.verdicts();
+    let outcomes = || verdicts.iter().filter(|v| v.stage == "outcome");
     matches!(report.status, asp_agent::GoalStatus::Completed)
-        && report
-            .verdicts()
-            .into_iter()
-            .rev()
-            .find(|v| v.stage == "outcome")
-            .is_some_and(|v| v.passed)
+        && outcomes().next_back().is_some_and(|v| v.passed)
+        && !outcomes().any(|v| !v.passed && v.check.contains(PRESS_QUESTION))
 }
+
+/// What the verifier's question about a press says (`asp_verify::Verb::Press`).
+const PRESS_QUESTION: &str = "been pressed?";
 
 /// The verdict of an affordance grounding (the A-Harness commit rule).
 fn grounding_verdict(a: &DetectedAffordance, object: &ObjectKey) -> Verdict {

@@ -47,6 +47,8 @@ pub struct MapService {
     frames: Arc<dyn FrameSource>,
     base: Arc<dyn BaseNavigation>,
     arm: Option<Arc<dyn ArmMotion>>,
+    /// Stops the survey drives and the mapping poses like every other motion.
+    estop: Option<asp_skills::EStopListener>,
     base_frame: FrameId,
     state: Mutex<MapState>,
 }
@@ -97,6 +99,7 @@ impl MapService {
             frames,
             base,
             arm: None,
+            estop: None,
             base_frame: cfg.config.common.frames.base.as_str().into(),
             state: Mutex::new(MapState {
                 builder,
@@ -116,6 +119,34 @@ impl MapService {
         self
     }
 
+    /// Binds the survey drives and the mapping poses to the e-stop: engaged, they stop
+    /// where they are, and no map build that would move starts.
+    pub fn with_estop(mut self, estop: asp_skills::EStopListener) -> Self {
+        self.estop = Some(estop);
+        self
+    }
+
+    /// A token for the map's motions: cancelled by the e-stop; an error while it is
+    /// engaged and the build would move the robot.
+    fn motion_token(
+        &self,
+    ) -> Result<(CancellationToken, Option<asp_skills::EStopGuard>), ServiceError> {
+        let cancel = CancellationToken::new();
+        let Some(estop) = &self.estop else {
+            return Ok((cancel, None));
+        };
+        let moves = !self.mapping.survey.is_empty()
+            || (self.arm.is_some() && !self.mapping.arm_poses.is_empty());
+        if moves && estop.is_engaged() {
+            return Err(ServiceError::new(
+                FailureKind::Cancelled,
+                "the e-stop is engaged: the map is not built, since its survey and mapping poses move the robot; release the e-stop and retry",
+            ));
+        }
+        let guard = estop.guard(&cancel);
+        Ok((guard.token().clone(), Some(guard)))
+    }
+
     /// Builds the map now unless it was built.
     pub async fn ensure_built(&self) -> Result<(), ServiceError> {
         let mut st = self.state.lock().await;
@@ -128,8 +159,8 @@ impl MapService {
     /// Captures every mapping camera, at every survey pose (then drives back), into the
     /// builder.
     async fn build(&self, st: &mut MapState) -> Result<(), ServiceError> {
+        let (cancel, _estop) = self.motion_token()?;
         st.builder.reset();
-        let cancel = CancellationToken::new();
         let start = if self.mapping.survey.is_empty() {
             None
         } else {
@@ -217,7 +248,7 @@ impl MapService {
         if unseen.is_empty() {
             return Ok(false);
         }
-        let cancel = CancellationToken::new();
+        let (cancel, _estop) = self.motion_token()?;
         for i in unseen {
             self.take_pose(Some(self.mapping.arm_poses[i].as_str()), &cancel)
                 .await;

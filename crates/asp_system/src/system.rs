@@ -137,6 +137,7 @@ impl SimSystem {
         event_sink: Option<Arc<dyn EventSink>>,
     ) -> Result<Self, SystemError> {
         let models = asp_perception::factory::models(cfg)?;
+        let estop = EStop::new();
         let map = Arc::new(
             MapService::new(
                 cfg,
@@ -145,7 +146,8 @@ impl SimSystem {
                 Arc::new(sim.clone()),
                 Arc::new(sim.clone()),
             )?
-            .with_arm(Arc::new(sim.clone())),
+            .with_arm(Arc::new(sim.clone()))
+            .with_estop(estop.listener()),
         );
         let memory = if options.memory {
             Some(memory_link(cfg, &models)?)
@@ -157,7 +159,6 @@ impl SimSystem {
             map.clone() as Arc<dyn ObjectMapPort>,
             memory,
         )?);
-        let estop = EStop::new();
         let verifier = Arc::new(LocalVerifier::from_config(
             &cfg.config,
             options.verifier_instance,

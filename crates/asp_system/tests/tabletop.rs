@@ -131,3 +131,34 @@ async fn the_mug_is_picked_up_by_its_handle() {
     });
     assert!(grasped, "no verified grasp_part in the journal");
 }
+
+/// The e-stop covers the map's own motions: engaged, a map build that would take the
+/// mapping poses refuses to start and nothing moves; released, it builds.
+#[tokio::test]
+async fn the_estop_stops_the_mapping_poses() {
+    let data = tempfile::tempdir().unwrap();
+    let mut cfg = config(&data);
+    cfg.config.object_map_node.mapping.build_on_start = false;
+    let sc = Scenario::load(config_dir().join("scenarios/tabletop/apple_in_bowl.yaml")).unwrap();
+    let sim = scenario_simulation(&cfg, &sc, None).unwrap();
+    let options = SystemOptions {
+        memory: false,
+        ..SystemOptions::default()
+    };
+    let system = SimSystem::start(&cfg, sim.clone(), &options, None, None)
+        .await
+        .unwrap();
+    let joints = sim.joint_states().1;
+    system.estop.engage();
+    let e = system.map.ensure_built().await.unwrap_err();
+    assert_eq!(e.failure.kind, asp_core::FailureKind::Cancelled, "{e:?}");
+    assert_eq!(
+        sim.joint_states().1,
+        joints,
+        "the arm moved under the e-stop"
+    );
+    system.estop.reset();
+    system.map.ensure_built().await.unwrap();
+    use asp_system::ObjectMapPort;
+    assert!(!system.map.snapshot().await.map.objects.is_empty());
+}

@@ -78,9 +78,18 @@ pub struct PlaceOccupancy {
     pub present: u32,
     pub vacated: u32,
     pub occluded: u32,
+    /// The object's points looked for, judged or not.
+    #[serde(default)]
+    pub points: u32,
 }
 
 impl PlaceOccupancy {
+    /// Judged points enough to answer: `min_seen`, or half the object's points for an
+    /// object smaller than that (a thumbtack is a few points), at least 3.
+    pub fn enough(&self, min_seen: u32) -> bool {
+        self.judged() >= min_seen.min(self.points / 2).max(3)
+    }
+
     /// Points the view could judge (present or vacated).
     pub fn judged(&self) -> u32 {
         self.present + self.vacated
@@ -502,7 +511,7 @@ pub fn geometric_answer(req: &OutcomeRequest, cfg: &OutcomeConfig) -> (Answer, V
                     )
                 }
                 _ => match after.prior_place {
-                    Some(o) if o.judged() >= cfg.min_seen_points => {
+                    Some(o) if o.enough(cfg.min_seen_points) => {
                         let share = o.vacated_share().unwrap_or(0.0);
                         check(
                             "left_place",
@@ -979,6 +988,7 @@ mod tests {
             present: 5,
             vacated: 45,
             occluded: 10,
+            points: 80,
         });
         let r = req(Verb::PickUp, snap(None, false), after.clone());
         let v = geo().check(&r).await.verdict().clone();
@@ -988,6 +998,7 @@ mod tests {
             present: 40,
             vacated: 10,
             occluded: 0,
+            points: 50,
         });
         let r = req(Verb::PickUp, snap(None, false), after.clone());
         assert_eq!(geo().check(&r).await.verdict().answer, Answer::No);
@@ -996,9 +1007,19 @@ mod tests {
             present: 2,
             vacated: 3,
             occluded: 60,
+            points: 65,
+        });
+        let r = req(Verb::PickUp, snap(None, false), after.clone());
+        assert_eq!(geo().check(&r).await.verdict().answer, Answer::Unknown);
+        // a thumbtack is a few points: most of them judged is enough
+        after.prior_place = Some(PlaceOccupancy {
+            present: 0,
+            vacated: 7,
+            occluded: 0,
+            points: 9,
         });
         let r = req(Verb::PickUp, snap(None, false), after);
-        assert_eq!(geo().check(&r).await.verdict().answer, Answer::Unknown);
+        assert_eq!(geo().check(&r).await.verdict().answer, Answer::Yes);
 
         // opened: the part moved most of the commanded travel along its joint
         let mut after = snap(None, false);

@@ -393,32 +393,34 @@ pub struct PerceptionSimulationConfig {
     /// Seed of every simulated model error. Default 0.
     #[garde(skip)]
     pub seed: u64,
-    /// Probability that an instance's mask is split in two (over-segmentation). Default 0.
+    /// Probability that an instance's mask is split in two (over-segmentation). Default
+    /// 0.1 (the realistic profile; `profiles/oracle.yaml` sets every error to 0).
     #[garde(range(min = 0.0, max = 1.0))]
     pub over_segmentation: f32,
     /// Probability that an instance's mask is merged with a touching neighbour's
-    /// (under-segmentation). Default 0.
+    /// (under-segmentation). Default 0.05.
     #[garde(range(min = 0.0, max = 1.0))]
     pub under_segmentation: f32,
-    /// Probability that each pixel on a mask boundary flips in or out. Default 0.
+    /// Probability that each pixel on a mask boundary flips in or out. Default 0.05.
     #[garde(range(min = 0.0, max = 1.0))]
     pub boundary_noise: f32,
     /// Probability that a crop's feature is mixed with another object's description
-    /// (a confused embedding). Default 0.
+    /// (a confused embedding). Default 0.05.
     #[garde(range(min = 0.0, max = 1.0))]
     pub confusion: f32,
     /// Weight of the other description in a confused feature, [0, 1]. Default 0.5.
     #[garde(range(min = 0.0, max = 1.0))]
     pub confusion_weight: f32,
     /// Standard deviation of Gaussian noise added to each feature component before
-    /// normalising. Default 0.
+    /// normalising. Default 0.02.
     #[garde(range(min = 0.0, max = 1.0))]
     pub feature_noise: f32,
     /// Cosine similarity of query and object description above which the simulated VLM
     /// confirms even without every query word in the description. Default 0.8.
     #[garde(range(min = -1.0, max = 1.0))]
     pub vlm_similarity_threshold: f32,
-    /// Probability that the simulated VLM flips its answer. Default 0.
+    /// Probability that the simulated VLM flips its answer, drawn per set of views.
+    /// Default 0.05.
     #[garde(range(min = 0.0, max = 1.0))]
     pub vlm_error_rate: f32,
 }
@@ -427,14 +429,14 @@ impl Default for PerceptionSimulationConfig {
     fn default() -> Self {
         Self {
             seed: 0,
-            over_segmentation: 0.0,
-            under_segmentation: 0.0,
-            boundary_noise: 0.0,
-            confusion: 0.0,
+            over_segmentation: 0.1,
+            under_segmentation: 0.05,
+            boundary_noise: 0.05,
+            confusion: 0.05,
             confusion_weight: 0.5,
-            feature_noise: 0.0,
+            feature_noise: 0.02,
             vlm_similarity_threshold: 0.8,
-            vlm_error_rate: 0.0,
+            vlm_error_rate: 0.05,
         }
     }
 }

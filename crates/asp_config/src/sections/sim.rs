@@ -182,10 +182,11 @@ pub struct SimCameraConfig {
     /// Horizontal field of view, degrees. Default 69 (RealSense D435 colour).
     #[garde(range(min = 10.0, max = 170.0))]
     pub hfov_deg: f32,
-    /// Standard deviation of depth noise at 1 m, metres (grows with depth²). Default 0.
+    /// Standard deviation of depth noise at 1 m, metres (grows with depth²). Default
+    /// 0.002 (a structured-light or stereo camera at 1 m).
     #[garde(range(min = 0.0, max = 0.5))]
     pub depth_noise_std: f32,
-    /// Share of depth pixels dropped to "no reading", [0, 1]. Default 0.
+    /// Share of depth pixels dropped to "no reading", [0, 1]. Default 0.02.
     #[garde(range(min = 0.0, max = 1.0))]
     pub depth_dropout: f32,
     /// Periodic publishing rate of the sim node's camera topics, Hz; 0 renders only when
@@ -208,8 +209,8 @@ impl Default for SimCameraConfig {
             width: 640,
             height: 480,
             hfov_deg: 69.0,
-            depth_noise_std: 0.0,
-            depth_dropout: 0.0,
+            depth_noise_std: 0.002,
+            depth_dropout: 0.02,
             rate_hz: 0.0,
             max_range: 10.0,
             frames: [

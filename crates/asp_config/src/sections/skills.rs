@@ -75,6 +75,11 @@ pub struct ObserverPerceptionConfig {
     /// Fewest matching points that place a moved part. Default 15.
     #[garde(range(min = 1, max = 100000))]
     pub min_seen_points: u32,
+    /// Named arm configuration taken after a grasp, before the look that checks the
+    /// object left its place (over it, the held object hides it); "" looks from where
+    /// the grasp ended. Default `look`.
+    #[garde(skip)]
+    pub verify_pose: String,
 }
 
 impl Default for ObserverPerceptionConfig {
@@ -89,6 +94,7 @@ impl Default for ObserverPerceptionConfig {
             travel_step_m: 0.005,
             travel_step_rad: 0.02,
             min_seen_points: 15,
+            verify_pose: "look".into(),
         }
     }
 }
@@ -265,6 +271,7 @@ pub struct GraspConfig {
     /// Lift after grasping, metres. Default 0.10.
     #[garde(range(min = 0.0, max = 0.5))]
     pub lift_height: f64,
+
     /// Open finger gap, metres. Default 0.085 (xArm gripper stroke).
     #[garde(range(min = 0.0, max = 0.3))]
     pub open_width: f64,
