@@ -51,6 +51,23 @@ fn every_file_under_config_loads() {
             );
             asp_eval::suite::load_config(&config, &suite.overrides)
                 .unwrap_or_else(|e| panic!("{}: {e}", rel.display()));
+        } else if kind == "profiles" && rel.extension().is_some_and(|e| e == "yaml") {
+            // error profiles: `parameters` in the `--set` syntax, applied on top of the
+            // parameter files in config/
+            let doc: serde_yaml_ng::Value =
+                serde_yaml_ng::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+            let overrides: Vec<String> = doc["parameters"]
+                .as_mapping()
+                .unwrap_or_else(|| panic!("{}: no parameters", rel.display()))
+                .iter()
+                .map(|(k, v)| {
+                    let v = serde_yaml_ng::to_string(v).unwrap();
+                    format!("{}={}", k.as_str().unwrap(), v.trim())
+                })
+                .collect();
+            assert!(!overrides.is_empty(), "{}", rel.display());
+            asp_eval::suite::load_config(&config, &overrides)
+                .unwrap_or_else(|e| panic!("{}: {e}", rel.display()));
         } else if kind == "memory" {
             // common-sense priors seeded into the affordance memory
             asp_memory::SeedFile::load(f).unwrap_or_else(|e| panic!("{e}"));

@@ -111,8 +111,15 @@ async fn apple_goes_into_the_bowl_through_the_execute_action() {
             _ => None,
         })
         .collect();
+    // the drop succeeded; a grasp whose place the held apple hid from the cameras is
+    // "cannot tell" (a verification failure, never a motion failure), and the drop's
+    // verification then shows the apple was held
+    assert!(skills.last().is_some_and(|r| r.succeeded), "{skills:#?}");
     assert!(
-        skills.iter().filter(|r| r.succeeded).count() >= 2,
+        skills.iter().all(|r| r.succeeded
+            || r.failure
+                .as_ref()
+                .is_some_and(|f| f.kind == asp_core::FailureKind::Verification)),
         "{skills:#?}"
     );
     let mut seen = Vec::new();

@@ -20,6 +20,28 @@ fn text() -> Arc<dyn TextEmbedder> {
     Arc::new(support::minilm())
 }
 
+/// The simulated models without errors (the oracle profile): these tests are about the
+/// builder; each sets the one error it studies.
+fn exact() -> PerceptionSimulationConfig {
+    PerceptionSimulationConfig {
+        over_segmentation: 0.0,
+        under_segmentation: 0.0,
+        boundary_noise: 0.0,
+        confusion: 0.0,
+        feature_noise: 0.0,
+        vlm_error_rate: 0.0,
+        ..Default::default()
+    }
+}
+
+/// The default map configuration with [`exact`] models.
+fn oracle_config() -> ObjectMapConfig {
+    ObjectMapConfig {
+        simulation: exact(),
+        ..Default::default()
+    }
+}
+
 fn builder(config: &ObjectMapConfig, text: &Arc<dyn TextEmbedder>) -> MapBuilder {
     MapBuilder::new(
         config,
@@ -58,7 +80,7 @@ fn score(builder: &MapBuilder, frames: &[RgbdFrame]) -> MapScore {
 #[test]
 fn one_keyframe_recovers_every_object() {
     let text = text();
-    let config = ObjectMapConfig::default();
+    let config = oracle_config();
     let mut b = builder(&config, &text);
     let f = frames(0.0);
     let report = b.add_keyframe(&f[0]).unwrap();
@@ -79,7 +101,7 @@ fn one_keyframe_recovers_every_object() {
 #[test]
 fn keyframes_merge_into_one_object_each_despite_depth_noise() {
     let text = text();
-    let config = ObjectMapConfig::default();
+    let config = oracle_config();
     let mut b = builder(&config, &text);
     let f = frames(0.004);
     for frame in &f {
@@ -111,7 +133,7 @@ fn merging_fixes_over_segmentation() {
     let mut config = ObjectMapConfig {
         simulation: PerceptionSimulationConfig {
             over_segmentation: 1.0,
-            ..Default::default()
+            ..exact()
         },
         ..Default::default()
     };
@@ -157,7 +179,7 @@ fn merging_needs_overlap_and_similar_features() {
     let text = text();
     let f = frames(0.0);
     // a low overlap threshold: objects standing on the table touch it
-    let mut config = ObjectMapConfig::default();
+    let mut config = oracle_config();
     config.merge.overlap_threshold = 0.05;
     // features ignored: what touches the table merges into it
     config.merge.feature_similarity = -1.0;
@@ -165,7 +187,7 @@ fn merging_needs_overlap_and_similar_features() {
     b.add_keyframe(&f[0]).unwrap();
     assert!(b.map().len() < 5, "{} objects", b.map().len());
     // features required (the default): different objects stay apart
-    config.merge.feature_similarity = ObjectMapConfig::default().merge.feature_similarity;
+    config.merge.feature_similarity = oracle_config().merge.feature_similarity;
     let mut b = builder(&config, &text);
     b.add_keyframe(&f[0]).unwrap();
     assert_eq!(b.map().len(), 5);
@@ -174,7 +196,7 @@ fn merging_needs_overlap_and_similar_features() {
 #[test]
 fn under_segmentation_is_the_known_failure() {
     let text = text();
-    let mut config = ObjectMapConfig::default();
+    let mut config = oracle_config();
     config.simulation.under_segmentation = 1.0;
     let f = frames(0.0);
     let mut b = builder(&config, &text);
@@ -187,7 +209,7 @@ fn under_segmentation_is_the_known_failure() {
 #[test]
 fn simulated_models_need_ground_truth() {
     let text = text();
-    let config = ObjectMapConfig::default();
+    let config = oracle_config();
     let mut b = builder(&config, &text);
     let mut f = frames(0.0).remove(0);
     f.ground_truth = None;
@@ -208,7 +230,7 @@ fn simulated_models_need_ground_truth() {
 #[test]
 fn frames_in_another_frame_are_rejected() {
     let text = text();
-    let mut b = builder(&ObjectMapConfig::default(), &text);
+    let mut b = builder(&oracle_config(), &text);
     let mut f = frames(0.0).remove(0);
     f.camera_pose.parent = "odom".into();
     let err = b.add_keyframe(&f).unwrap_err();

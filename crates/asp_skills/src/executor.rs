@@ -380,21 +380,32 @@ impl SkillExecutor {
             .await?;
         report.holding = Some(run.holding);
 
-        // 8. OUTCOME: only the verifier declares success; a grasped object hangs over
-        // the place it left, so the arm first takes a pose from which the cameras see it
-        let pose = &self.cfg.perception.verify_pose;
-        if run.holding && matches!(req.skill, Skill::Grasp | Skill::GraspPart) && !pose.is_empty() {
-            let out = self.act.move_to_named(&token, pose, cancel).await;
-            if !out.code.is_success() {
-                if cancel.is_cancelled() || self.act.estop().is_engaged() {
-                    return Err(self.stopped(pose, true, cancel));
-                }
-                debug!("verify pose {pose}: {} {}", out.code, out.message);
-            }
-        }
+        // 8. OUTCOME: only the verifier declares success
         let mut after = self
             .snapshot(req, ObservePhase::After, run.holding, part_motion, &map)
             .await;
+        // a grasped object hangs over the place it left: when that hides the place from
+        // every camera, the arm takes a pose from which they see it, and looks again
+        let pose = &self.cfg.perception.verify_pose;
+        let hidden = after
+            .prior_place
+            .is_some_and(|o| !o.enough(MIN_JUDGED_AFTER_MISS));
+        if hidden
+            && run.holding
+            && matches!(req.skill, Skill::Grasp | Skill::GraspPart)
+            && !pose.is_empty()
+        {
+            let out = self.act.move_to_named(&token, pose, cancel).await;
+            if out.code.is_success() {
+                after = self
+                    .snapshot(req, ObservePhase::After, run.holding, part_motion, &map)
+                    .await;
+            } else if cancel.is_cancelled() || self.act.estop().is_engaged() {
+                return Err(self.stopped(pose, true, cancel));
+            } else {
+                debug!("verify pose {pose}: {} {}", out.code, out.message);
+            }
+        }
         if req.skill == Skill::TipPush {
             // the pressing motion ran to its end (past the part's surface)
             after.contact = Some(report.attempts.last().is_some_and(|a| {

@@ -17,14 +17,26 @@ fn config_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../config")
 }
 
+/// The shipped configuration on the oracle profile (`config/profiles/oracle.yaml`):
+/// these tests follow one seed through the whole system, so they use exact stand-ins;
+/// `asp eval` measures the realistic profile over many seeds.
 fn config(data: &tempfile::TempDir) -> LoadedConfig {
-    ConfigLoader::new()
+    let profile: serde_yaml_ng::Value = serde_yaml_ng::from_str(
+        &std::fs::read_to_string(config_dir().join("profiles/oracle.yaml")).unwrap(),
+    )
+    .unwrap();
+    let mut loader = ConfigLoader::new()
         .dir(config_dir())
         .unwrap()
         .set(&format!("/**.paths.data_dir={}", data.path().display()))
-        .unwrap()
-        .load()
-        .unwrap()
+        .unwrap();
+    for (k, v) in profile["parameters"].as_mapping().unwrap() {
+        let v = serde_yaml_ng::to_string(v).unwrap();
+        loader = loader
+            .set(&format!("{}={}", k.as_str().unwrap(), v.trim()))
+            .unwrap();
+    }
+    loader.load().unwrap()
 }
 
 async fn run(file: &str) -> (SimSystem, Scenario, asp_agent::GoalReport) {

@@ -75,9 +75,9 @@ pub struct ObserverPerceptionConfig {
     /// Fewest matching points that place a moved part. Default 15.
     #[garde(range(min = 1, max = 100000))]
     pub min_seen_points: u32,
-    /// Named arm configuration taken after a grasp, before the look that checks the
-    /// object left its place (over it, the held object hides it); "" looks from where
-    /// the grasp ended. Default `look`.
+    /// Named arm configuration taken after a grasp when, from where the grasp ended, the
+    /// held object hides the place it left from every camera; then the cameras look
+    /// again. "": never. Default `look`.
     #[garde(skip)]
     pub verify_pose: String,
 }

@@ -25,9 +25,14 @@ pub fn config_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../config")
 }
 
-/// The shipped configuration.
+/// The shipped configuration with exact sensors and outcome VLM (the oracle profile):
+/// these tests are about the skills, not about perception's errors.
 pub fn config() -> AspConfig {
-    AspConfig::load_dir(config_dir()).unwrap().config
+    let mut c = AspConfig::load_dir(config_dir()).unwrap().config;
+    c.sim_node.camera.depth_noise_std = 0.0;
+    c.sim_node.camera.depth_dropout = 0.0;
+    c.verifier_node.outcome.simulated_error_rate = 0.0;
+    c
 }
 
 pub fn model() -> Arc<dyn RobotModel> {
@@ -37,7 +42,11 @@ pub fn model() -> Arc<dyn RobotModel> {
 /// A simulation as `file` (under config/scenarios) starts.
 pub fn scenario(file: &str) -> (SimRobot, Scenario) {
     let sc = Scenario::load(config_dir().join("scenarios").join(file)).unwrap();
-    let sim = SimRobot::for_scenario(&sc, model(), SimSettings::default()).unwrap();
+    // exact sensors: these tests are about the skills (see `config`)
+    let mut cfg = asp_config::sections::sim::SimConfig::default();
+    cfg.camera.depth_noise_std = 0.0;
+    cfg.camera.depth_dropout = 0.0;
+    let sim = SimRobot::for_scenario(&sc, model(), SimSettings::from_config(&cfg)).unwrap();
     (sim, sc)
 }
 
