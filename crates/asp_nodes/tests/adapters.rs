@@ -361,6 +361,7 @@ async fn the_verifier_client_redeems_verdicts_and_refuses_one_its_gate_rejects()
         verb: Verb::PickUp,
         object: key("mug_0"),
         object_name: "the mug".into(),
+        device: None,
         target: None,
         before: snap(0.7, false),
         after: snap(0.8, true),

@@ -563,6 +563,20 @@ impl SimulatedOutcomeVlm {
     /// pressed between them. Without such a part: the object the question names had any
     /// part pressed.
     pub fn pressed(question: &str, before: &GroundTruth, after: &GroundTruth) -> bool {
+        // "anything on X other than Y": any part of X but the one Y names best
+        if let Some((on, except)) = question.to_lowercase().split_once(" other than ") {
+            let excluded = Self::best_part(&content_words(except), after);
+            let asked = content_words(on);
+            return Self::parts_in_both(before, after).into_iter().any(|id| {
+                let p = &after.parts[&id];
+                Some(id) != excluded
+                    && Self::instance_words(after, p.instance)
+                        .intersection(&asked)
+                        .next()
+                        .is_some()
+                    && after.parts[&id].presses > before.parts[&id].presses
+            });
+        }
         let asked = content_words(question);
         let named = |text: &str| content_words(text).intersection(&asked).count();
         let instance_name = |id: u32| {
@@ -598,6 +612,36 @@ impl SimulatedOutcomeVlm {
             let p = &after.parts[*id];
             named(&instance_name(p.instance)) > 0 && pressed(id)
         })
+    }
+}
+
+impl SimulatedOutcomeVlm {
+    /// Parts both views show.
+    fn parts_in_both(before: &GroundTruth, after: &GroundTruth) -> Vec<u32> {
+        after
+            .parts
+            .keys()
+            .filter(|id| before.parts.contains_key(id))
+            .copied()
+            .collect()
+    }
+
+    /// The words of an instance's name.
+    fn instance_words(gt: &GroundTruth, instance: u32) -> BTreeSet<String> {
+        gt.instances
+            .get(&instance)
+            .map(|i| content_words(&i.name.replace('_', " ")))
+            .unwrap_or_default()
+    }
+
+    /// The part whose name shares the most words with `words` (ties to the lower id).
+    fn best_part(words: &BTreeSet<String>, gt: &GroundTruth) -> Option<u32> {
+        gt.parts
+            .values()
+            .map(|p| (content_words(&p.name).intersection(words).count(), p.id))
+            .filter(|(n, _)| *n > 0)
+            .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)))
+            .map(|(_, id)| id)
     }
 }
 
@@ -691,6 +735,21 @@ mod tests {
         assert!(!SimulatedOutcomeVlm::pressed(q_i, &before, &h_pressed));
         // nothing pressed: no
         assert!(!SimulatedOutcomeVlm::pressed(q_h, &before, &before));
+        // the side question: anything but the named key
+        let other_than_i =
+            "Has anything on the keyboard other than the i key of the keyboard been pressed?";
+        let other_than_h =
+            "Has anything on the keyboard other than the h key of the keyboard been pressed?";
+        assert!(SimulatedOutcomeVlm::pressed(
+            other_than_i,
+            &before,
+            &h_pressed
+        ));
+        assert!(!SimulatedOutcomeVlm::pressed(
+            other_than_h,
+            &before,
+            &h_pressed
+        ));
         // the object named without a part: any of its parts
         assert!(SimulatedOutcomeVlm::pressed(
             "Has the keyboard been turned on?",

@@ -454,15 +454,19 @@ impl SkillExecutor {
                         ),
                     ));
                 }
-                if after_contact == Some(true) {
-                    // the push reached something that was not seen pressed: another key,
-                    // or the device's body; a press cannot be undone, so the goal this
-                    // step belongs to cannot be confirmed any more (see
-                    // `asp_system::verified_success`), but trying again may still do it
+                let side_effect = verdict
+                    .checks
+                    .iter()
+                    .any(|c| c.name == "side_effect" && c.passed == Some(false));
+                if after_contact == Some(true) && side_effect {
+                    // the push pressed something else on the device (another key): a
+                    // press cannot be undone, so the goal this step belongs to cannot be
+                    // confirmed any more (see `asp_system::verified_success`), but
+                    // trying again may still press the right part
                     return Err(Stop::new(
                         our_failure(FailureKind::Verification, ours::PRESS_UNCONFIRMED).retryable(),
                         format!(
-                            "{} on {} pushed something, but the verifier did not see {} pressed: {}; if something else was pressed, it stays pressed",
+                            "{} on {} pressed something else: the verifier did not see {} pressed: {}; what was pressed stays pressed",
                             req.skill, req.object, req.object_name, verdict.message
                         ),
                     ));
@@ -590,10 +594,12 @@ impl SkillExecutor {
             (Some(h), true) => (h.key.clone(), h.name.clone()),
             _ => (req.object.clone(), req.object_name.clone()),
         };
+        let mut device = None;
         if req.outcome_verb() == asp_verify::Verb::Press
             && let Some(a) = &req.affordance
         {
             // the question names what was pressed: "the h key of the keyboard"
+            device = Some(object_name.clone());
             object_name = format!("the {} of {object_name}", a.part);
         }
         OutcomeRequest {
@@ -601,6 +607,7 @@ impl SkillExecutor {
             verb: req.outcome_verb(),
             object,
             object_name,
+            device,
             target: placing.then(|| PlaceTarget {
                 key: req.object.clone(),
                 name: req.object_name.clone(),

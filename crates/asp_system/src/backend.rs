@@ -151,20 +151,17 @@ pub fn skill_verdicts(report: &SkillReport) -> Vec<Verdict> {
 }
 
 /// Whether a goal ended in a success the verifier confirmed: the agent completed it, at
-/// least one skill's outcome was checked, the last outcome check passed, and no press
-/// went unconfirmed (a push that hit something else cannot be undone: a wrong key stays
-/// typed). The agent's own word ("SUCCESS") is not enough: only the verifier declares a
-/// step succeeded.
+/// least one skill's outcome was checked, the last outcome check passed, and no push
+/// pressed something else (a press cannot be undone: a wrong key stays typed). The
+/// agent's own word ("SUCCESS") is not enough: only the verifier declares a step
+/// succeeded.
 pub fn verified_success(report: &asp_agent::GoalReport) -> bool {
     let verdicts = report.verdicts();
     let outcomes = || verdicts.iter().filter(|v| v.stage == "outcome");
     matches!(report.status, asp_agent::GoalStatus::Completed)
         && outcomes().next_back().is_some_and(|v| v.passed)
-        && !outcomes().any(|v| !v.passed && v.check.contains(PRESS_QUESTION))
+        && !outcomes().any(|v| v.detail.contains(asp_verify::SIDE_EFFECT))
 }
-
-/// What the verifier's question about a press says (`asp_verify::Verb::Press`).
-const PRESS_QUESTION: &str = "been pressed?";
 
 /// The verdict of an affordance grounding (the A-Harness commit rule).
 fn grounding_verdict(a: &DetectedAffordance, object: &ObjectKey) -> Verdict {

@@ -29,7 +29,7 @@ pub use gate::{
 pub use outcome::{
     Answer, ArticulationState, Check, GripperSnapshot, JointTravel, Outcome, OutcomeError,
     OutcomeMethod, OutcomeRequest, OutcomeVerdict, OutcomeVerifier, PlaceOccupancy, PlaceTarget,
-    Relation, Snapshot, StepSuccess, Verb, geometric_answer,
+    Relation, SIDE_EFFECT, Snapshot, StepSuccess, Verb, geometric_answer,
 };
 pub use threshold::{
     ComponentScores, RefinementResult, StopReason, ThresholdDecision, ThresholdVerifier,

@@ -146,6 +146,10 @@ pub struct OutcomeRequest {
     pub object: ObjectKey,
     /// How to call the object in the question, e.g. "the red mug".
     pub object_name: String,
+    /// For a press: the object the pressed part belongs to ("the keyboard"), asked
+    /// about when the part was not seen pressed (was something else?).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
     /// For place.
     pub target: Option<PlaceTarget>,
     pub before: Snapshot,
@@ -312,6 +316,10 @@ impl Outcome {
     }
 }
 
+/// What a press verdict says when the push pressed something other than its part: the
+/// goal it belongs to can no longer be confirmed (a wrong key stays typed).
+pub const SIDE_EFFECT: &str = "something else was pressed";
+
 /// Answers outcome requests.
 #[derive(Clone)]
 pub struct OutcomeVerifier {
@@ -363,6 +371,13 @@ impl OutcomeVerifier {
                 // the unmeasurable switch check gives way to the VLM's answer
                 checks.extend(geo.into_iter().filter(|c| c.name != "switch"));
                 checks.extend(vlm_checks);
+                if vlm == Some(Answer::No)
+                    && request.verb == Verb::Press
+                    && request.after.contact == Some(true)
+                    && let Some(device) = &request.device
+                {
+                    checks.push(self.side_effect(request, device).await);
+                }
                 match vlm {
                     Some(v) => {
                         method = OutcomeMethod::Vlm;
@@ -414,6 +429,30 @@ impl OutcomeVerifier {
 }
 
 impl OutcomeVerifier {
+    /// After a push that reached something but not its part: was anything on `device`
+    /// other than the part pressed? Passes when not.
+    async fn side_effect(&self, request: &OutcomeRequest, device: &str) -> Check {
+        let q = format!(
+            "Has anything on {device} other than {} been pressed?",
+            request.object_name
+        );
+        let mut answer = Vec::new();
+        let seen = match self.ask_vlm(request, &q, &mut answer).await {
+            Some(Answer::Yes) => Some(true),
+            Some(_) => Some(false),
+            None => None,
+        };
+        Check {
+            name: "side_effect".into(),
+            passed: seen.map(|pressed| !pressed),
+            detail: match seen {
+                Some(true) => format!("{SIDE_EFFECT} on {device}"),
+                Some(false) => format!("nothing on {device} was pressed"),
+                None => format!("cannot tell whether anything on {device} was pressed"),
+            },
+        }
+    }
+
     /// The VLM's Yes/No on the before/after views: `None` when there is no VLM, no views,
     /// or it failed twice (VLA² §4.2: retry once, then fall back). Records a "vlm" check.
     async fn ask_vlm(
@@ -755,6 +794,7 @@ mod tests {
             verb,
             object: ObjectKey::new("mug_0").unwrap(),
             object_name: "the red mug".into(),
+            device: None,
             target: None,
             before,
             after,
@@ -1087,8 +1127,31 @@ mod tests {
             scripted(vec![Ok(true)]).check(&r).await.verdict().answer,
             Answer::No
         );
-        // no VLM: the press cannot be seen
+        // not pressed: was anything else? a second question tells a wrong key from a
+        // push on the housing
         after.contact = Some(true);
+        let mut r = req(Verb::Press, before.clone(), after.clone());
+        r.device = Some("the red mug".into());
+        let v = scripted(vec![Ok(false), Ok(true)])
+            .check(&r)
+            .await
+            .verdict()
+            .clone();
+        assert_eq!(v.answer, Answer::No);
+        assert!(v.message.contains(SIDE_EFFECT), "{}", v.message);
+        let v = scripted(vec![Ok(false), Ok(false)])
+            .check(&r)
+            .await
+            .verdict()
+            .clone();
+        assert_eq!(v.answer, Answer::No);
+        assert!(!v.message.contains(SIDE_EFFECT), "{}", v.message);
+        assert!(
+            v.checks
+                .iter()
+                .any(|c| c.name == "side_effect" && c.passed == Some(true))
+        );
+        // no VLM: the press cannot be seen
         let r = req(Verb::Press, before, after);
         assert_eq!(geo().check(&r).await.verdict().answer, Answer::Unknown);
     }
@@ -1107,7 +1170,7 @@ mod tests {
             _: &Observation,
             _: &Observation,
         ) -> Result<bool, ModelError> {
-            assert!(question.starts_with("Has the red mug"));
+            assert!(question.contains("the red mug"), "{question}");
             self.asked.fetch_add(1, Ordering::SeqCst);
             self.answers.lock().unwrap().remove(0)
         }
