@@ -116,6 +116,23 @@ async fn runs_use_consecutive_seeds_and_the_summary_counts_them() {
     let successes = r.episodes.iter().filter(|e| e.success).count() as u32;
     assert_eq!(r.summary.successes, successes);
     assert_eq!(r.summary.per_scenario[0].successes, successes);
+    // world and verified success, and their confusion, count the same episodes
+    let count = |f: &dyn Fn(&asp_eval::EpisodeResult) -> bool| {
+        r.episodes.iter().filter(|e| f(e)).count() as u32
+    };
+    assert_eq!(r.summary.verified, count(&|e| e.verified));
+    assert_eq!(r.summary.per_scenario[0].verified, r.summary.verified);
+    assert_eq!(
+        r.summary.false_success_claims,
+        count(&|e| e.verified && !e.success)
+    );
+    assert_eq!(
+        r.summary.false_failures,
+        count(&|e| !e.verified && e.success)
+    );
+    assert!(
+        (r.summary.agreement - f64::from(count(&|e| e.verified == e.success)) / 2.0).abs() < 1e-9
+    );
     assert_eq!(
         r.summary.tool_calls,
         r.episodes

@@ -15,7 +15,7 @@ use asp_core::robot::{
 use asp_core::{FrameId, Isometry3};
 use asp_verify::CommitToken;
 
-use crate::estop::EStopListener;
+use crate::estop::{EStopGuard, EStopListener};
 
 /// How many commands were sent, by kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -80,15 +80,10 @@ impl Actuators {
         goal: &PoseGoal,
         cancel: &CancellationToken,
     ) -> MotionOutcome {
-        if self.estop.is_engaged() {
-            return MotionOutcome::failure(
-                MoveItErrorCode::Preempted,
-                "e-stop engaged: the goal was not sent",
-            );
+        match self.arm_guard(cancel) {
+            Ok(guard) => self.arm.move_to_pose(goal, guard.token()).await,
+            Err(refused) => refused,
         }
-        let guard = self.estop.guard(cancel);
-        self.arm_goals.fetch_add(1, Ordering::Relaxed);
-        self.arm.move_to_pose(goal, guard.token()).await
     }
 
     /// Moves to a named configuration under the licence of `token`; stopped like
@@ -99,15 +94,22 @@ impl Actuators {
         name: &str,
         cancel: &CancellationToken,
     ) -> MotionOutcome {
+        match self.arm_guard(cancel) {
+            Ok(guard) => self.arm.move_to_named(name, guard.token()).await,
+            Err(refused) => refused,
+        }
+    }
+
+    /// The e-stop guard of one arm goal, counted; the refusal while it is engaged.
+    fn arm_guard(&self, cancel: &CancellationToken) -> Result<EStopGuard, MotionOutcome> {
         if self.estop.is_engaged() {
-            return MotionOutcome::failure(
+            return Err(MotionOutcome::failure(
                 MoveItErrorCode::Preempted,
                 "e-stop engaged: the goal was not sent",
-            );
+            ));
         }
-        let guard = self.estop.guard(cancel);
         self.arm_goals.fetch_add(1, Ordering::Relaxed);
-        self.arm.move_to_named(name, guard.token()).await
+        Ok(self.estop.guard(cancel))
     }
 
     /// Sends a gripper goal under the licence of `token`.

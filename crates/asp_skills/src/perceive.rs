@@ -32,7 +32,9 @@ use asp_config::sections::skills::ObserverPerceptionConfig;
 use asp_core::image::DepthImage;
 use asp_core::models::Observation;
 use asp_core::robot::FrameSource;
-use asp_core::{Box2, CameraIntrinsics, Isometry3, ObjectKey, Point3, PointCloud, Real, RgbdFrame};
+use asp_core::{
+    Box2, CameraIntrinsics, Isometry3, ObjectKey, Point3, PointCloud, Real, RgbdFrame, Skill,
+};
 use asp_verify::{JointTravel, PlaceOccupancy};
 use async_trait::async_trait;
 use nalgebra::{Unit, UnitQuaternion};
@@ -474,14 +476,20 @@ impl SceneObserver for PerceptionObserver {
             ..Observed::default()
         };
         // the object's last known place; a held object is judged only after the skill
-        // (before it, its place is the gripper's)
+        // (before it, its place is the gripper's). A part skill judges the part's place:
+        // the part is what the fingers took, and the object's cloud may hold some of
+        // what it was pinned in (a thumbtack's cloud, some of the cork board around it)
+        let place: &[Point3] = match (&part, r.skill) {
+            (Some(p), Skill::PinchPull | Skill::GraspPart) if !p.is_empty() => p,
+            _ => &object,
+        };
         if !(r.held && r.phase == ObservePhase::Before) {
-            let o = occupancy(&views, &object);
+            let o = occupancy(&views, place);
             if r.phase == ObservePhase::Before && o.present > 0 {
                 // what is still there, for "did a miss move it?"
                 out.object_cloud = Some(PointCloud::new(
                     r.object_cloud.frame.clone(),
-                    object
+                    place
                         .iter()
                         .filter(|p| classify_in(&views, p) == Seen::Present)
                         .copied()
