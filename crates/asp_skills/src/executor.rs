@@ -471,15 +471,24 @@ impl SkillExecutor {
                         ),
                     ));
                 }
+                // a pick the cameras could not judge, with the object in the gripper,
+                // moved nothing else: the map stands (a rebuild now would look past the
+                // held object), and a later verified step can still show the pick
+                let unjudged_pick = run.holding
+                    && verdict.verb == asp_verify::Verb::PickUp
+                    && verdict.answer == asp_verify::Answer::Unknown;
+                let remap = run.touched && !unjudged_pick;
                 Err(Stop::new(
-                    outcome_failure(run.touched),
+                    outcome_failure(remap),
                     format!(
                         "{} on {} ran, but the verifier says it did not succeed: {}{}",
                         req.skill,
                         req.object,
                         verdict.message,
-                        if run.touched {
+                        if remap {
                             "; objects may have moved: look again before retrying"
+                        } else if unjudged_pick {
+                            "; the gripper holds it, but the cameras could not see its place"
                         } else {
                             ""
                         }
