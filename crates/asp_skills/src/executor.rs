@@ -389,7 +389,7 @@ impl SkillExecutor {
         let pose = &self.cfg.perception.verify_pose;
         let hidden = after
             .prior_place
-            .is_some_and(|o| !o.enough(MIN_JUDGED_AFTER_MISS));
+            .is_some_and(|o| !o.enough(self.cfg.perception.min_seen_points));
         if hidden
             && run.holding
             && matches!(req.skill, Skill::Grasp | Skill::GraspPart)
