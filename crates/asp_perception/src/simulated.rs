@@ -558,64 +558,6 @@ impl SimulatedOutcomeVlm {
         Self { error_rate, seed }
     }
 
-    /// The noiseless answer: the part the question names best (most of its name's words
-    /// in the question, then most of its object's), among the parts both views show, was
-    /// pressed between them. Without such a part: the object the question names had any
-    /// part pressed.
-    pub fn pressed(question: &str, before: &GroundTruth, after: &GroundTruth) -> bool {
-        // "anything on X other than Y": any part of X but the one Y names best
-        if let Some((on, except)) = question.to_lowercase().split_once(" other than ") {
-            let excluded = Self::best_part(&content_words(except), after);
-            let asked = content_words(on);
-            return Self::parts_in_both(before, after).into_iter().any(|id| {
-                let p = &after.parts[&id];
-                Some(id) != excluded
-                    && Self::instance_words(after, p.instance)
-                        .intersection(&asked)
-                        .next()
-                        .is_some()
-                    && after.parts[&id].presses > before.parts[&id].presses
-            });
-        }
-        let asked = content_words(question);
-        let named = |text: &str| content_words(text).intersection(&asked).count();
-        let instance_name = |id: u32| {
-            after
-                .instances
-                .get(&id)
-                .map(|i| i.name.replace('_', " "))
-                .unwrap_or_default()
-        };
-        let pressed = |id: &u32| match (before.parts.get(id), after.parts.get(id)) {
-            (Some(b), Some(a)) => a.presses > b.presses,
-            _ => false,
-        };
-        let both: Vec<&u32> = after
-            .parts
-            .keys()
-            .filter(|id| before.parts.contains_key(id))
-            .collect();
-        let best = both
-            .iter()
-            .map(|id| {
-                let p = &after.parts[*id];
-                (named(&p.name), named(&instance_name(p.instance)), **id)
-            })
-            .filter(|(by_part, _, _)| *by_part > 0)
-            .max_by(|a, b| {
-                (a.0, a.1, std::cmp::Reverse(a.2)).cmp(&(b.0, b.1, std::cmp::Reverse(b.2)))
-            });
-        if let Some((_, _, id)) = best {
-            return pressed(&id);
-        }
-        both.iter().any(|id| {
-            let p = &after.parts[*id];
-            named(&instance_name(p.instance)) > 0 && pressed(id)
-        })
-    }
-}
-
-impl SimulatedOutcomeVlm {
     /// Parts both views show.
     fn parts_in_both(before: &GroundTruth, after: &GroundTruth) -> Vec<u32> {
         after
@@ -642,6 +584,47 @@ impl SimulatedOutcomeVlm {
             .filter(|(n, _)| *n > 0)
             .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)))
             .map(|(_, id)| id)
+    }
+
+    /// The noiseless answer: the part the question names best (most of its name's words
+    /// in the question, then most of its object's), among the parts both views show, was
+    /// pressed between them. Without such a part: the object the question names had any
+    /// part pressed.
+    pub fn pressed(question: &str, before: &GroundTruth, after: &GroundTruth) -> bool {
+        // "anything on X other than Y": any part of X but the one Y names best
+        if let Some((on, except)) = question.to_lowercase().split_once(" other than ") {
+            let excluded = Self::best_part(&content_words(except), after);
+            let asked = content_words(on);
+            return Self::parts_in_both(before, after).into_iter().any(|id| {
+                Some(id) != excluded
+                    && Self::instance_words(after, after.parts[&id].instance)
+                        .intersection(&asked)
+                        .next()
+                        .is_some()
+                    && after.parts[&id].presses > before.parts[&id].presses
+            });
+        }
+        let asked = content_words(question);
+        let named = |words: BTreeSet<String>| words.intersection(&asked).count();
+        let pressed = |id: u32| after.parts[&id].presses > before.parts[&id].presses;
+        let both = Self::parts_in_both(before, after);
+        let best = both
+            .iter()
+            .map(|&id| {
+                let p = &after.parts[&id];
+                let by_object = named(Self::instance_words(after, p.instance));
+                (named(content_words(&p.name)), by_object, id)
+            })
+            .filter(|(by_part, _, _)| *by_part > 0)
+            .max_by(|a, b| {
+                (a.0, a.1, std::cmp::Reverse(a.2)).cmp(&(b.0, b.1, std::cmp::Reverse(b.2)))
+            });
+        if let Some((_, _, id)) = best {
+            return pressed(id);
+        }
+        both.into_iter().any(|id| {
+            named(Self::instance_words(after, after.parts[&id].instance)) > 0 && pressed(id)
+        })
     }
 }
 

@@ -176,12 +176,15 @@ pub fn classify_in(views: &[DepthView], p: &Point3) -> Seen {
 
 /// How the views see `points`.
 pub fn occupancy(views: &[DepthView], points: &[Point3]) -> PlaceOccupancy {
-    let mut o = PlaceOccupancy {
-        points: points.len() as u32,
-        ..PlaceOccupancy::default()
-    };
-    for p in points {
-        match classify_in(views, p) {
+    tally(points.iter().map(|p| classify_in(views, p)))
+}
+
+/// The counts of verdicts on an object's points.
+fn tally(seen: impl Iterator<Item = Seen>) -> PlaceOccupancy {
+    let mut o = PlaceOccupancy::default();
+    for s in seen {
+        o.points += 1;
+        match s {
             Seen::Present => o.present += 1,
             Seen::Vacated => o.vacated += 1,
             Seen::Occluded => o.occluded += 1,
@@ -222,16 +225,11 @@ pub fn measure_travel(
 ) -> JointTravel {
     let cmd = motion.commanded;
     let at = |q: Real| {
-        let mut o = PlaceOccupancy::default();
-        for p in moving {
-            match classify_in(views, &move_along(&motion.joint, p, q)) {
-                Seen::Present => o.present += 1,
-                Seen::Vacated => o.vacated += 1,
-                Seen::Occluded => o.occluded += 1,
-                Seen::Unseen => {}
-            }
-        }
-        o
+        tally(
+            moving
+                .iter()
+                .map(|p| classify_in(views, &move_along(&motion.joint, p, q))),
+        )
     };
     let (lo, hi) = (
         cmd.min(0.0) * 1.25 - 2.0 * step,
@@ -484,15 +482,17 @@ impl SceneObserver for PerceptionObserver {
             _ => &object,
         };
         if !(r.held && r.phase == ObservePhase::Before) {
-            let o = occupancy(&views, place);
+            let seen: Vec<Seen> = place.iter().map(|p| classify_in(&views, p)).collect();
+            let o = tally(seen.iter().copied());
             if r.phase == ObservePhase::Before && o.present > 0 {
                 // what is still there, for "did a miss move it?"
                 out.object_cloud = Some(PointCloud::new(
                     r.object_cloud.frame.clone(),
                     place
                         .iter()
-                        .filter(|p| classify_in(&views, p) == Seen::Present)
-                        .copied()
+                        .zip(&seen)
+                        .filter(|(_, s)| **s == Seen::Present)
+                        .map(|(p, _)| *p)
                         .collect(),
                 ));
             }

@@ -297,18 +297,7 @@ async fn estop_aborts_the_active_motion_and_latches_until_reset() {
         n: 2,
         seen: Default::default(),
     });
-    let ex = asp_skills::SkillExecutor::new(
-        arm.clone(),
-        std::sync::Arc::new(sim.clone()),
-        std::sync::Arc::new(asp_skills::LocalVerifier::from_config(&cfg, 7, None)),
-        std::sync::Arc::new(asp_skills::PerceptionObserver::new(
-            std::sync::Arc::new(sim.clone()),
-            cfg.skill_executor_node.perception.clone(),
-        )),
-        &cfg,
-        estop.listener(),
-    )
-    .unwrap();
+    let ex = executor_with_arm(&sim, arm.clone(), &cfg, &estop);
     let r = ex
         .execute(
             request(&sim, "wrist", Skill::Grasp, "apple"),

@@ -1,24 +1,17 @@
 //! Simulator scenes for the executor tests: scenario loading, point clouds from rendered
 //! frames with the simulator's ground-truth masks (the skills are under test, not
-//! perception), and a scene observer over the simulator's state for the verifier.
+//! perception), and the executor with the product's perception observer.
 #![allow(clippy::unwrap_used, dead_code)]
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use asp_config::AspConfig;
-use asp_core::{
-    Affordance, AffordanceProvenance, ObjectKey, Point3, PointCloud, Real, RgbdFrame, Skill,
-};
+use asp_core::{Affordance, AffordanceProvenance, ObjectKey, PointCloud, RgbdFrame, Skill};
 use asp_kinematics::{RobotModel, Xarm6};
 use asp_sim::scenario::Scenario;
 use asp_sim::{SimRobot, SimSettings};
-use asp_skills::{
-    EStop, LocalVerifier, ObserveError, ObservePhase, ObserveRequest, Observed, SceneObserver,
-    SkillExecutor, SkillRequest,
-};
-use asp_verify::ArticulationState;
+use asp_skills::{EStop, LocalVerifier, SkillExecutor, SkillRequest};
 use async_trait::async_trait;
 
 pub fn config_dir() -> PathBuf {
@@ -124,24 +117,7 @@ pub fn request(sim: &SimRobot, camera: &str, skill: Skill, name: &str) -> SkillR
 /// The executor on `sim` with the in-process verifier (its outcome VLM the simulated
 /// one) and the product's perception observer over the simulator's cameras.
 pub fn executor(sim: &SimRobot, cfg: &AspConfig, estop: &EStop) -> SkillExecutor {
-    let vlm = Arc::new(asp_perception::SimulatedOutcomeVlm::new(
-        cfg.verifier_node.outcome.simulated_error_rate,
-        cfg.verifier_node.outcome.simulated_seed,
-    ));
-    let verifier = Arc::new(LocalVerifier::from_config(cfg, 7, Some(vlm)));
-    let observer = Arc::new(asp_skills::PerceptionObserver::new(
-        Arc::new(sim.clone()),
-        cfg.skill_executor_node.perception.clone(),
-    ));
-    SkillExecutor::new(
-        Arc::new(sim.clone()),
-        Arc::new(sim.clone()),
-        verifier,
-        observer,
-        cfg,
-        estop.listener(),
-    )
-    .unwrap()
+    executor_with_arm(sim, Arc::new(sim.clone()), cfg, estop)
 }
 
 /// Joint values and tool pose: what "the robot did not move" compares.
@@ -149,102 +125,6 @@ pub fn robot_state(sim: &SimRobot) -> (Vec<f64>, [f32; 3]) {
     let (_, q) = sim.joint_states();
     let t = sim.with_state(|s| s.robot.base);
     (q, [t.x, t.y, t.theta])
-}
-
-/// Samples the volume of a world object's geometry (its current pose) every `step`.
-fn sample_object(sim: &SimRobot, name: &str) -> Option<PointCloud> {
-    sim.with_state(|s| {
-        let o = s.world.object(name)?;
-        let b = o.aabb();
-        let ext = b.maxs - b.mins;
-        let step = (ext.max() / 30.0).max(0.004);
-        let mut pts = Vec::new();
-        let n = |e: Real| (e / step).ceil() as usize + 1;
-        for i in 0..n(ext.x) {
-            for j in 0..n(ext.y) {
-                for k in 0..n(ext.z) {
-                    let p = Point3::new(
-                        (b.mins.x + step * i as Real).min(b.maxs.x),
-                        (b.mins.y + step * j as Real).min(b.maxs.y),
-                        (b.mins.z + step * k as Real).min(b.maxs.z),
-                    );
-                    if o.geoms.iter().any(|g| g.prim.contains(&o.geom_pose(g), &p)) {
-                        pts.push(p);
-                    }
-                }
-            }
-        }
-        (!pts.is_empty()).then(|| PointCloud::new("map", pts))
-    })
-}
-
-/// The verifier's view of the simulated world: object geometry as the world holds it
-/// (perfect perception), the joint of the link carrying the acted-on part, and whether a
-/// pushed button registered a press since the skill began.
-pub struct SimObserver {
-    sim: SimRobot,
-    presses: Mutex<BTreeMap<(String, String), u32>>,
-}
-
-impl SimObserver {
-    pub fn new(sim: SimRobot) -> Self {
-        Self {
-            sim,
-            presses: Mutex::new(BTreeMap::new()),
-        }
-    }
-}
-
-#[async_trait]
-impl SceneObserver for SimObserver {
-    async fn observe(&self, r: &ObserveRequest) -> Result<Observed, ObserveError> {
-        let name = r.scene_names.first().ok_or_else(|| ObserveError {
-            what: r.object.to_string(),
-            message: "no scene name".into(),
-        })?;
-        let mut out = Observed {
-            object_cloud: sample_object(&self.sim, name),
-            ..Observed::default()
-        };
-        if let Some((_, names, _)) = &r.target {
-            out.target_cloud = names.first().and_then(|n| sample_object(&self.sim, n));
-        }
-        if let Some(part) = &r.part_name {
-            let (art, presses) = self
-                .sim
-                .with_state(|s| {
-                    let o = s.world.object(name)?;
-                    let pi = o.part_index(part)?;
-                    let p = &o.parts[pi];
-                    let art = p.link.map(|l| {
-                        let l = &o.links[l];
-                        ArticulationState {
-                            position: l.position,
-                            lower: l.lower,
-                            upper: l.upper,
-                        }
-                    });
-                    Some((art, p.presses))
-                })
-                .unwrap_or((None, 0));
-            out.articulation = art;
-            if r.skill == Skill::TipPush {
-                let key = (name.clone(), part.clone());
-                let mut m = self.presses.lock().unwrap();
-                match r.phase {
-                    ObservePhase::Before => {
-                        m.insert(key, presses);
-                        out.switch_on = Some(false);
-                    }
-                    ObservePhase::After => {
-                        let base = m.get(&key).copied().unwrap_or(presses);
-                        out.switch_on = Some(presses > base);
-                    }
-                }
-            }
-        }
-        Ok(out)
-    }
 }
 
 /// The simulator's arm, except that its `n`-th pose goal ends with `code` without moving
@@ -303,11 +183,19 @@ pub fn executor_with_arm(
     cfg: &AspConfig,
     estop: &EStop,
 ) -> SkillExecutor {
+    let vlm = Arc::new(asp_perception::SimulatedOutcomeVlm::new(
+        cfg.verifier_node.outcome.simulated_error_rate,
+        cfg.verifier_node.outcome.simulated_seed,
+    ));
+    let observer = Arc::new(asp_skills::PerceptionObserver::new(
+        Arc::new(sim.clone()),
+        cfg.skill_executor_node.perception.clone(),
+    ));
     SkillExecutor::new(
         arm,
         Arc::new(sim.clone()),
-        Arc::new(LocalVerifier::from_config(cfg, 7, None)),
-        Arc::new(SimObserver::new(sim.clone())),
+        Arc::new(LocalVerifier::from_config(cfg, 7, Some(vlm))),
+        observer,
         cfg,
         estop.listener(),
     )
