@@ -54,17 +54,9 @@ fn every_file_under_config_loads() {
         } else if kind == "profiles" && rel.extension().is_some_and(|e| e == "yaml") {
             // error profiles: `parameters` in the `--set` syntax, applied on top of the
             // parameter files in config/
-            let doc: serde_yaml_ng::Value =
-                serde_yaml_ng::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
-            let overrides: Vec<String> = doc["parameters"]
-                .as_mapping()
-                .unwrap_or_else(|| panic!("{}: no parameters", rel.display()))
-                .iter()
-                .map(|(k, v)| {
-                    let v = serde_yaml_ng::to_string(v).unwrap();
-                    format!("{}={}", k.as_str().unwrap(), v.trim())
-                })
-                .collect();
+            let name = rel.file_stem().unwrap().to_string_lossy();
+            let overrides =
+                asp_runtime::profile_overrides(&config, &name).unwrap_or_else(|e| panic!("{e}"));
             assert!(!overrides.is_empty(), "{}", rel.display());
             asp_eval::suite::load_config(&config, &overrides)
                 .unwrap_or_else(|e| panic!("{}: {e}", rel.display()));

@@ -69,6 +69,35 @@ pub fn load_config(dir: &Path, overrides: &[String]) -> Result<LoadedConfig, Con
     loader.load()
 }
 
+/// The overrides of profile `name`: its file's `parameters` (`node.key: value`), none
+/// for `realistic` without a file.
+pub fn profile_overrides(config_dir: &std::path::Path, name: &str) -> Result<Vec<String>, String> {
+    let file = config_dir.join("profiles").join(format!("{name}.yaml"));
+    if !file.exists() {
+        return if name == "realistic" {
+            Ok(Vec::new())
+        } else {
+            Err(format!("--profile {name}: no file {}", file.display()))
+        };
+    }
+    let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let doc: serde_yaml_ng::Value =
+        serde_yaml_ng::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+    let Some(params) = doc.get("parameters").and_then(|p| p.as_mapping()) else {
+        return Err(format!("{}: needs a `parameters` mapping", file.display()));
+    };
+    params
+        .iter()
+        .map(|(k, v)| {
+            let key = k
+                .as_str()
+                .ok_or_else(|| format!("{}: keys are `node.key` strings", file.display()))?;
+            let value = serde_json::to_string(v).map_err(|e| format!("{key}: {e}"))?;
+            Ok(format!("{key}={value}"))
+        })
+        .collect()
+}
+
 /// The async runtime every binary runs its nodes and clients on: two worker threads
 /// (the nodes wait on I/O; the heavy work runs in blocking tasks), timers and I/O on.
 pub fn async_runtime() -> std::io::Result<tokio::runtime::Runtime> {
@@ -81,6 +110,32 @@ pub fn async_runtime() -> std::io::Result<tokio::runtime::Runtime> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_oracle_profile_turns_every_simulated_error_off_and_realistic_is_the_default() {
+        let dir = built_in_config_dir();
+        assert!(profile_overrides(&dir, "realistic").unwrap().is_empty());
+        let realistic = load_config(&dir, &[]).unwrap().config;
+        let oracle = load_config(&dir, &profile_overrides(&dir, "oracle").unwrap())
+            .unwrap()
+            .config;
+        // the shipped defaults err, the oracle does not
+        let p = &realistic.object_map_node.simulation;
+        assert!(p.vlm_error_rate > 0.0 && p.over_segmentation > 0.0);
+        assert!(realistic.sim_node.camera.depth_noise_std > 0.0);
+        assert!(realistic.verifier_node.outcome.simulated_error_rate > 0.0);
+        let o = &oracle.object_map_node.simulation;
+        assert_eq!(
+            (o.vlm_error_rate, o.over_segmentation, o.under_segmentation),
+            (0.0, 0.0, 0.0)
+        );
+        assert_eq!(oracle.sim_node.camera.depth_noise_std, 0.0);
+        assert_eq!(oracle.affordance_node.simulated_models.miss_rate, 0.0);
+        assert_eq!(oracle.verifier_node.outcome.simulated_error_rate, 0.0);
+        // an unknown profile is an error naming the file it looked for
+        let e = profile_overrides(&dir, "nonesuch").unwrap_err();
+        assert!(e.contains("nonesuch.yaml"), "{e}");
+    }
 
     #[test]
     fn explicit_dir_wins_and_built_in_dir_exists() {

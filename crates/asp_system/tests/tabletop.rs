@@ -21,20 +21,13 @@ fn config_dir() -> PathBuf {
 /// these tests follow one seed through the whole system, so they use exact stand-ins;
 /// `asp eval` measures the realistic profile over many seeds.
 fn config(data: &tempfile::TempDir) -> LoadedConfig {
-    let profile: serde_yaml_ng::Value = serde_yaml_ng::from_str(
-        &std::fs::read_to_string(config_dir().join("profiles/oracle.yaml")).unwrap(),
-    )
-    .unwrap();
     let mut loader = ConfigLoader::new()
         .dir(config_dir())
         .unwrap()
         .set(&format!("/**.paths.data_dir={}", data.path().display()))
         .unwrap();
-    for (k, v) in profile["parameters"].as_mapping().unwrap() {
-        let v = serde_yaml_ng::to_string(v).unwrap();
-        loader = loader
-            .set(&format!("{}={}", k.as_str().unwrap(), v.trim()))
-            .unwrap();
+    for o in asp_runtime::profile_overrides(&config_dir(), "oracle").unwrap() {
+        loader = loader.set(&o).unwrap();
     }
     loader.load().unwrap()
 }
