@@ -1,0 +1,202 @@
+//! Reading a chat-completions request as one of the product's VLM questions, and writing
+//! the answer as the JSON the question asks for.
+//!
+//! The question is known by the answer it asks for (the JSON schema's fields, sent as
+//! `response_format` or written into the system prompt), its argument by the quoted
+//! text of the prompt, as a model reads them. The prompts are `asp_llm`'s
+//! (`prompts/vlm_*.md`); the round-trip tests fail when the two drift apart.
+
+use serde_json::{Value, json};
+
+/// One VLM question.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Question {
+    /// `RetrievalVlm::confirm`: does the object in the images match `query`?
+    Confirm { query: String },
+    /// `AffordanceVlm::propose`: (skill, part) pairs that achieve `action`.
+    Propose { action: String },
+    /// `AffordanceVlm::locate_part`: the box of `part`, in pixels or in 0–1000 y-x.
+    Locate { part: String, normalized_yx: bool },
+    /// `OutcomeVlm::yes_no` over a before and an after image.
+    YesNo { question: String },
+}
+
+/// A request's question and its images (data URLs, in order).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Asked {
+    pub question: Question,
+    pub images: Vec<String>,
+}
+
+/// The text of a message's content: a string, or the text parts of an array.
+fn texts(content: &Value) -> Vec<String> {
+    match content {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(parts) => parts
+            .iter()
+            .filter(|p| p["type"] == "text")
+            .filter_map(|p| p["text"].as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn image_urls(content: &Value) -> Vec<String> {
+    match content {
+        Value::Array(parts) => parts
+            .iter()
+            .filter(|p| p["type"] == "image_url")
+            .filter_map(|p| {
+                p["image_url"]["url"]
+                    .as_str()
+                    .or_else(|| p["image_url"].as_str())
+                    .map(str::to_owned)
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The text between `open` and the first `close` after it.
+fn between(text: &str, open: &str, close: &str) -> Option<String> {
+    let start = text.find(open)? + open.len();
+    let len = text[start..].find(close)?;
+    Some(text[start..start + len].trim().to_owned())
+}
+
+/// The question a request asks, or why it is not one of ours.
+pub fn read(request: &Value) -> Result<Asked, String> {
+    let messages = request["messages"]
+        .as_array()
+        .ok_or_else(|| "the request has no \"messages\" array".to_owned())?;
+    // the question is the first user message (later ones re-ask after a bad answer)
+    let user = messages
+        .iter()
+        .find(|m| m["role"] == "user")
+        .ok_or_else(|| "the request has no user message".to_owned())?;
+    let prompt = texts(&user["content"]).join("\n");
+    let images = image_urls(&user["content"]);
+    // the answer's fields: in response_format, or in the system prompt
+    let mut schema = request["response_format"]["json_schema"]["schema"].to_string();
+    for m in messages.iter().filter(|m| m["role"] == "system") {
+        schema.push_str(&texts(&m["content"]).join("\n"));
+    }
+    let asks = |field: &str| schema.contains(&format!("\"{field}\""));
+    let missing = |what: &str| format!("the prompt names no {what}: {prompt:?}");
+    let question = if asks("matches") {
+        Question::Confirm {
+            query: between(&prompt, "looking for: \"", "\".").ok_or_else(|| missing("query"))?,
+        }
+    } else if asks("pairs") {
+        Question::Propose {
+            action: between(&prompt, "in the image(s): \"", "\".")
+                .ok_or_else(|| missing("action"))?,
+        }
+    } else if asks("visible") {
+        Question::Locate {
+            part: between(&prompt, "Find \"", "\" in the image").ok_or_else(|| missing("part"))?,
+            normalized_yx: prompt.contains("[ymin, xmin, ymax, xmax]"),
+        }
+    } else if asks("answer") {
+        Question::YesNo {
+            question: between(&format!("{prompt}\n"), "Question:", "\n")
+                .ok_or_else(|| missing("question"))?,
+        }
+    } else {
+        return Err(
+            "not a VLM question this stand-in answers (it answers object confirmation, \
+             affordance proposals, part boxes and before/after yes/no questions)"
+                .into(),
+        );
+    };
+    Ok(Asked { question, images })
+}
+
+/// A chat-completions response carrying `answer` as the assistant's text.
+pub fn completion(model: &str, answer: &Value) -> Value {
+    json!({
+        "id": "standin",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{
+            "index": 0,
+            "message": {"role": "assistant", "content": answer.to_string()},
+            "finish_reason": "stop",
+        }],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(system: &str, prompt: &str, format: Value) -> Value {
+        json!({
+            "messages": [
+                {"role": "system", "content": system},
+                {"role": "user", "content": [
+                    {"type": "text", "text": prompt},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}},
+                ]},
+            ],
+            "response_format": format,
+        })
+    }
+
+    #[test]
+    fn the_schema_names_the_question_and_the_prompt_its_argument() {
+        let schema = |field: &str| {
+            json!({"type": "json_schema", "json_schema": {"name": "q", "schema": {
+                "properties": {field: {}}}}})
+        };
+        let a = read(&request(
+            "",
+            "The robot is looking for: \"the red mug\".\n\nThe 2 image(s)",
+            schema("matches"),
+        ))
+        .expect("confirm");
+        assert_eq!(
+            a.question,
+            Question::Confirm {
+                query: "the red mug".into()
+            }
+        );
+        assert_eq!(a.images.len(), 1);
+        let a = read(&request(
+            "",
+            "Find \"top drawer handle\" in the image (640×480 pixels).\n\nGive its bounding box as \"bbox\": [ymin, xmin, ymax, xmax]",
+            schema("visible"),
+        ))
+        .expect("locate");
+        assert_eq!(
+            a.question,
+            Question::Locate {
+                part: "top drawer handle".into(),
+                normalized_yx: true
+            }
+        );
+        // the schema in the system prompt (json_object servers) works alike
+        let a = read(&request(
+            "Answer with this schema: {\"properties\": {\"answer\": {}}}",
+            "The first image was taken before.\n\nQuestion: Has the bell been pressed?\n\nCompare",
+            json!({"type": "json_object"}),
+        ))
+        .expect("yes/no");
+        assert_eq!(
+            a.question,
+            Question::YesNo {
+                question: "Has the bell been pressed?".into()
+            }
+        );
+    }
+
+    #[test]
+    fn other_requests_are_refused_with_why() {
+        let e = read(&request("", "Hello", json!(null))).expect_err("not ours");
+        assert!(e.contains("not a VLM question"), "{e}");
+        let e = read(&json!({"model": "x"})).expect_err("no messages");
+        assert!(e.contains("messages"), "{e}");
+    }
+}

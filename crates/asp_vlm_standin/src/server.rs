@@ -1,0 +1,222 @@
+//! The HTTP server: `POST /v1/chat/completions` (and `GET /v1/models`), answering each
+//! question with the stand-in models over the images' ground truth.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use asp_core::models::{AffordanceVlm, Observation, OutcomeVlm, RetrievalVlm};
+use axum::Json;
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+use tracing::{debug, warn};
+
+use crate::frames::{Found, FrameLog};
+use crate::questions::{Question, completion, read};
+
+/// The models that answer, each reading the ground truth of the images it is shown.
+#[derive(Clone)]
+pub struct StandInModels {
+    pub retrieval: Arc<dyn RetrievalVlm>,
+    pub affordance: Arc<dyn AffordanceVlm>,
+    pub outcome: Arc<dyn OutcomeVlm>,
+}
+
+impl std::fmt::Debug for StandInModels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StandInModels").finish_non_exhaustive()
+    }
+}
+
+/// The model name the stand-in reports.
+pub const MODEL: &str = "asp-vlm-standin";
+
+struct Shared {
+    frames: Arc<FrameLog>,
+    models: StandInModels,
+}
+
+/// A running stand-in; dropping it stops the server.
+#[derive(Debug)]
+pub struct VlmStandIn {
+    addr: SocketAddr,
+    frames: Arc<FrameLog>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl VlmStandIn {
+    /// Serves on `bind` (port 0: a free one), answering about the frames of `frames`.
+    pub async fn start(
+        bind: SocketAddr,
+        frames: Arc<FrameLog>,
+        models: StandInModels,
+    ) -> std::io::Result<Self> {
+        let listener = tokio::net::TcpListener::bind(bind).await?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            frames: Arc::clone(&frames),
+            models,
+        });
+        let app = Router::new()
+            .route("/v1/chat/completions", post(chat))
+            .route("/v1/models", get(models_list))
+            .with_state(shared);
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let served = axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = rx.await;
+                })
+                .await;
+            if let Err(e) = served {
+                warn!(error = %e, "the VLM stand-in stopped");
+            }
+        });
+        Ok(Self {
+            addr,
+            frames,
+            shutdown: Some(tx),
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://ADDR/v1`, what clients are configured with.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn frames(&self) -> &Arc<FrameLog> {
+        &self.frames
+    }
+}
+
+impl Drop for VlmStandIn {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+async fn models_list() -> Json<Value> {
+    Json(json!({"object": "list", "data": [{"id": MODEL, "object": "model"}]}))
+}
+
+fn error(status: StatusCode, message: String) -> (StatusCode, Json<Value>) {
+    debug!(%message, "VLM stand-in refuses a request");
+    (
+        status,
+        Json(json!({"error": {"message": message, "type": "invalid_request_error"}})),
+    )
+}
+
+/// The frame each image was cut from. With two images (before, after), the before is
+/// looked for among frames older than the after's: the same pixels rendered before and
+/// after a step that shows nothing are two frames, not one.
+fn observations(frames: &FrameLog, urls: &[String]) -> Result<Vec<Observation>, String> {
+    let mut images = Vec::with_capacity(urls.len());
+    for (i, url) in urls.iter().enumerate() {
+        images.push(
+            asp_llm::image::decode_png_data_url(url)
+                .map_err(|e| format!("image {}: {e}", i + 1))?,
+        );
+    }
+    let not_seen = |i: usize| {
+        format!(
+            "image {} ({}×{}) is not part of any of the last {} rendered frames: the stand-in \
+             answers about simulator images only",
+            i + 1,
+            images[i].width(),
+            images[i].height(),
+            frames.len()
+        )
+    };
+    if images.len() == 2 {
+        let after: Found = frames.find(&images[1], None).ok_or_else(|| not_seen(1))?;
+        let before = frames
+            .find(&images[0], Some(after.seq))
+            .or_else(|| frames.find(&images[0], None))
+            .ok_or_else(|| not_seen(0))?;
+        return Ok(vec![before.observation, after.observation]);
+    }
+    images
+        .iter()
+        .enumerate()
+        .map(|(i, img)| {
+            frames
+                .find(img, None)
+                .map(|f| f.observation)
+                .ok_or_else(|| not_seen(i))
+        })
+        .collect()
+}
+
+async fn chat(
+    State(shared): State<Arc<Shared>>,
+    Json(request): Json<Value>,
+) -> Result<Json<Value>, (StatusCode, Json<Value>)> {
+    let bad = |m: String| error(StatusCode::BAD_REQUEST, m);
+    let asked = read(&request).map_err(bad)?;
+    let views = observations(&shared.frames, &asked.images)
+        .map_err(|m| error(StatusCode::UNPROCESSABLE_ENTITY, m))?;
+    let failed =
+        |e: asp_core::models::ModelError| error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string());
+    let m = &shared.models;
+    let answer = match &asked.question {
+        Question::Confirm { query } => {
+            let matches = m.retrieval.confirm(query, &views).await.map_err(failed)?;
+            json!({"matches": matches, "reason": "judged from the simulator's labels"})
+        }
+        Question::Propose { action } => {
+            let pairs = m.affordance.propose(action, &views).await.map_err(failed)?;
+            json!({"pairs": pairs.iter().map(|p| json!({"skill": p.skill.name(), "part": p.part}))
+                .collect::<Vec<_>>()})
+        }
+        Question::Locate {
+            part,
+            normalized_yx,
+        } => {
+            let view = views
+                .first()
+                .ok_or_else(|| bad("a part is looked for in one image; none came".into()))?;
+            match m.affordance.locate_part(part, view).await.map_err(failed)? {
+                None => json!({"visible": false, "bbox": null, "confidence": 0}),
+                Some(loc) => {
+                    let b = loc.bbox;
+                    let (w, h) = (view.width() as f32, view.height() as f32);
+                    let bbox = if *normalized_yx {
+                        [
+                            b.y0 / h * 1000.0,
+                            b.x0 / w * 1000.0,
+                            b.y1 / h * 1000.0,
+                            b.x1 / w * 1000.0,
+                        ]
+                    } else {
+                        [b.x0, b.y0, b.x1, b.y1]
+                    };
+                    json!({"visible": true, "bbox": bbox, "confidence": loc.confidence})
+                }
+            }
+        }
+        Question::YesNo { question } => {
+            let [before, after] = views.as_slice() else {
+                return Err(bad(format!(
+                    "a before/after question takes two images, not {}",
+                    views.len()
+                )));
+            };
+            let yes = m
+                .outcome
+                .yes_no(question, before, after)
+                .await
+                .map_err(failed)?;
+            json!({"answer": if yes { "yes" } else { "no" }, "reason": "judged from the simulator's labels"})
+        }
+    };
+    Ok(Json(completion(MODEL, &answer)))
+}
