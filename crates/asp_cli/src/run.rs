@@ -1,6 +1,8 @@
 //! `asp run "<goal>"`: one goal end to end on the embedded simulator, with the tool-call
 //! trace, the verifier's verdicts and the final state printed as they happen; with
-//! `--report FILE`, a self-contained HTML episode report as well.
+//! `--report FILE`, a self-contained HTML episode report as well. The system is the node
+//! graph of `asp launch` and `asp eval` (every node, the sim node and its VLM stand-in
+//! included) on an in-process ROS bus.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -11,7 +13,10 @@ use asp_agent::{AgentEvent, EventSink, GoalReport, GoalStatus, args_text};
 use asp_config::LoadedConfig;
 use asp_config::sections::agent::LlmBackend;
 use asp_core::robot::CancellationToken;
-use asp_system::{ObjectMapPort, SimSystem, SystemOptions, verified_success};
+use asp_nodes::graph::start_graph;
+use asp_nodes::nodes::NodeOptions;
+use asp_ros::{Transport, TransportSettings};
+use asp_system::{ObjectMapPort, verified_success};
 
 /// What `asp run` was asked.
 #[derive(Debug, Clone)]
@@ -186,16 +191,19 @@ pub fn run(cfg: &LoadedConfig, opts: &RunOptions) -> ExitCode {
             Some(Ok(t)) => Some(t),
             None => None,
         };
-        let printer: Arc<dyn EventSink> = Arc::new(TracePrinter);
-        let system =
-            match SimSystem::start(&cfg, sim, &SystemOptions::default(), None, Some(printer)).await
-            {
-                Ok(s) => s,
-                Err(e) => {
-                    eprintln!("cannot start the system: {e}");
-                    return ExitCode::FAILURE;
-                }
-            };
+        // a map build or a whole skill is one call between nodes
+        let transport = Transport::in_process_with(TransportSettings {
+            call_timeout: asp_eval::NodeGraph::default().call_timeout,
+            ..TransportSettings::default()
+        });
+        let graph = match start_graph(&cfg, &transport, Some(sim), &NodeOptions::default()).await {
+            Ok(g) => g,
+            Err(e) => {
+                eprintln!("cannot start the system: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        graph.agent.watch(Arc::new(TracePrinter));
         let cancel = CancellationToken::new();
         let on_ctrl_c = cancel.clone();
         tokio::spawn(async move {
@@ -204,19 +212,27 @@ pub fn run(cfg: &LoadedConfig, opts: &RunOptions) -> ExitCode {
                 on_ctrl_c.cancel();
             }
         });
-        let report = system.agent.run_goal("run_1", &opts.goal, cancel).await;
+        let report = graph
+            .agent
+            .agent
+            .run_goal("run_1", &opts.goal, cancel)
+            .await;
         let verified = verified_success(&report);
         print_end(&report, verified);
         if let Some(path) = &opts.report {
             let trace = asp_eval::Trace {
                 report: report.clone(),
-                journal: system.journal.entries(),
+                journal: graph.agent.journal.entries(),
+            };
+            let Some(sim) = graph.sim.as_ref().map(|s| &s.sim) else {
+                eprintln!("the graph runs without its simulation");
+                return ExitCode::FAILURE;
             };
             let view = asp_eval::EpisodeView::capture(
                 format!("asp run \"{}\"", opts.goal),
                 twin.as_ref(),
-                &system.sim,
-                system.map.snapshot().await,
+                sim,
+                graph.object_map.service.snapshot().await,
                 &trace,
                 None,
             )

@@ -159,10 +159,16 @@ impl OpenAiVlm {
         }
     }
 
-    /// The VLM `agent_node.llm` and `agent_node.vlm` describe.
+    /// The VLM `agent_node.vlm` describes: its own server when `vlm.base_url` is set,
+    /// else `agent_node.llm`'s.
     pub fn from_config(cfg: &AgentConfig) -> Result<Self, LlmError> {
+        let mut llm = cfg.llm.clone();
+        if !cfg.vlm.base_url.trim().is_empty() {
+            llm.base_url = cfg.vlm.base_url.trim().to_owned();
+            llm.api_key_env = cfg.vlm.api_key_env.clone();
+        }
         Ok(Self::new(
-            Arc::new(LlmClient::from_config(&cfg.llm)?),
+            Arc::new(LlmClient::from_config(&llm)?),
             VlmSettings::from_config(&cfg.vlm),
         ))
     }

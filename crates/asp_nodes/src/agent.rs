@@ -61,6 +61,8 @@ pub fn call_text(tool: &str, args: &serde_json::Value) -> String {
 struct FeedbackRouter {
     goals: Mutex<HashMap<String, mpsc::UnboundedSender<ExecuteGoalActionFeedback>>>,
     calls: Mutex<HashMap<(String, u32), String>>,
+    /// In-process watchers of every event (`asp run` prints them).
+    watchers: Mutex<Vec<Arc<dyn EventSink>>>,
 }
 
 impl FeedbackRouter {
@@ -87,6 +89,14 @@ impl FeedbackRouter {
 
 impl EventSink for FeedbackRouter {
     fn emit(&self, event: &AgentEvent) {
+        let watchers = self
+            .watchers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        for w in &watchers {
+            w.emit(event);
+        }
         let mut calls = self
             .calls
             .lock()
@@ -245,8 +255,20 @@ pub struct AgentNode {
     pub agent: Arc<Agent>,
     /// What every backend call found (for reports and tests).
     pub journal: Journal,
+    router: Arc<FeedbackRouter>,
     _service: ServiceServer,
     _action: ActionServer<ExecuteGoalAction>,
+}
+
+impl AgentNode {
+    /// Shows every event of every goal to `sink` too, from now on.
+    pub fn watch(&self, sink: Arc<dyn EventSink>) {
+        self.router
+            .watchers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(sink);
+    }
 }
 
 impl std::fmt::Debug for AgentNode {
@@ -317,13 +339,14 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
         ActionServerOptions::default(),
         ExecuteHandler {
             agent: agent.clone(),
-            router,
+            router: router.clone(),
         },
     )?;
     info!(agent = ?agent.kind(), mobile = c.agent_node.mobile, "agent_node serving");
     Ok(AgentNode {
         agent,
         journal,
+        router,
         _service: service,
         _action: action,
     })

@@ -40,10 +40,13 @@ pub async fn start_graph(
     let sim = match sim {
         Some(s) => {
             let node = transport.node("sim_node")?;
-            Some(start_sim_node(cfg, &node, s)?)
+            Some(start_sim_node(cfg, &node, s).await?)
         }
         None => None,
     };
+    // the nodes ask the simulation's VLM as they would a robot's model server
+    let cfg =
+        &asp_system::standin::pointed_at(cfg, sim.as_ref().and_then(|s| s.vlm_standin.as_ref()));
     let verifier = verifier_node(cfg, transport, options).await?;
     let object_map = object_map_node(cfg, transport).await?;
     let affordance = affordance_node(cfg, transport, options).await?;

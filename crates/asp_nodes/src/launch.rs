@@ -45,18 +45,23 @@ impl LaunchTarget {
         out
     }
 
-    /// Overrides the target implies, before the user's: a robot has no render service and
-    /// no ground-truth observer.
+    /// Overrides the target implies, before the user's: the sim's VLM stand-in on a
+    /// known port the product nodes are pointed at; a robot has no render service (its
+    /// cameras stream).
     pub fn implied_overrides(self) -> Vec<String> {
         match self {
-            LaunchTarget::Sim => Vec::new(),
-            LaunchTarget::Robot => vec![
-                "/**.cameras.sim_render=false".into(),
-                "skill_executor_node.observer=none".into(),
+            LaunchTarget::Sim => vec![
+                format!("sim_node.vlm_standin.bind=127.0.0.1:{SIM_VLM_PORT}"),
+                format!("agent_node.vlm.base_url=http://127.0.0.1:{SIM_VLM_PORT}/v1"),
+                "agent_node.vlm.api_key_env=\"\"".into(),
             ],
+            LaunchTarget::Robot => vec!["/**.cameras.sim_render=false".into()],
         }
     }
 }
+
+/// The port `asp launch sim` serves the simulation's VLM on.
+pub const SIM_VLM_PORT: u16 = 8790;
 
 /// Receives every output line of every node: `(node, line)`.
 pub type LineSink = Arc<dyn Fn(&str, &str) + Send + Sync>;

@@ -119,7 +119,7 @@ pub async fn object_map_node(
     let models = asp_perception::factory::models(cfg)?;
     let estop = EStopBinding::new(&node, &c.common.safety.estop_topic)?;
     let service = Arc::new(
-        MapService::new(cfg, models, None, Arc::new(frame_source), Arc::new(base))?
+        MapService::new(cfg, models, Arc::new(frame_source), Arc::new(base))?
             .with_arm(Arc::new(arm))
             .with_estop(estop.listener()),
     );
@@ -172,7 +172,7 @@ pub async fn affordance_node(
     } else {
         None
     };
-    let service = Arc::new(AffordanceService::simulated(cfg, map, memory)?);
+    let service = Arc::new(AffordanceService::from_config(cfg, map, memory)?);
     let server = serve_affordances(&node, service.clone())?;
     info!(memory = options.memory, "affordance_node serving");
     Ok(AffordanceNode {

@@ -302,6 +302,8 @@ impl SimCamera {
 pub struct SimNode {
     pub sim: SimRobot,
     pub node: Node,
+    /// The simulation's VLM (`sim_node.vlm_standin`), serving while the node runs.
+    pub vlm_standin: Option<asp_vlm_standin::VlmStandIn>,
     _keep: Vec<Box<dyn std::any::Any + Send>>,
     _tasks: Vec<AbortOnDrop>,
 }
@@ -314,12 +316,14 @@ impl std::fmt::Debug for SimNode {
     }
 }
 
-/// Starts the sim node on `node` over `sim`.
-pub fn start_sim_node(
+/// Starts the sim node on `node` over `sim`, with the simulation's VLM stand-in server
+/// when `sim_node.vlm_standin.enabled`.
+pub async fn start_sim_node(
     cfg: &LoadedConfig,
     node: &Node,
     sim: SimRobot,
 ) -> Result<SimNode, NodeError> {
+    let vlm_standin = asp_system::standin::start_vlm_standin(cfg, &sim).await?;
     let c = &cfg.config;
     let interfaces = &c.skill_executor_node.interfaces;
     let map_frame = c.common.frames.map.as_str();
@@ -435,6 +439,7 @@ pub fn start_sim_node(
     Ok(SimNode {
         sim,
         node: node.clone(),
+        vlm_standin,
         _keep: keep,
         _tasks: tasks,
     })

@@ -29,7 +29,14 @@ async fn launched_product_nodes_put_the_apple_in_the_bowl() {
         Scenario::load(common::config_dir().join("scenarios/tabletop/apple_in_bowl.yaml")).unwrap();
     let sim = scenario_simulation(&cfg, &sc, None).unwrap();
     let t = Transport::dds(common::dds_settings(domain, ServiceMapping::FastDds)).unwrap();
-    let _sim_node = start_sim_node(&cfg, &t.node("sim_node").unwrap(), sim.clone()).unwrap();
+    let sim_node = start_sim_node(&cfg, &t.node("sim_node").unwrap(), sim.clone())
+        .await
+        .unwrap();
+    let vlm_url = sim_node
+        .vlm_standin
+        .as_ref()
+        .expect("the sim node serves its VLM")
+        .base_url();
 
     let lines = Arc::new(Mutex::new(Vec::<(String, String)>::new()));
     let l = lines.clone();
@@ -44,6 +51,11 @@ async fn launched_product_nodes_put_the_apple_in_the_bowl() {
             "/**.transport.discovery_timeout_s=60".into(),
             "--set".into(),
             "/**.transport.call_timeout_s=300".into(),
+            // the simulation's VLM is the nodes' model server, as a robot's would be
+            "--set".into(),
+            format!("agent_node.vlm.base_url={vlm_url}"),
+            "--set".into(),
+            "agent_node.vlm.api_key_env=\"\"".into(),
         ],
         Arc::new(move |node: &str, line: &str| {
             l.lock().unwrap().push((node.to_owned(), line.to_owned()));
@@ -95,6 +107,10 @@ async fn launched_product_nodes_put_the_apple_in_the_bowl() {
         logs()
     );
     assert!(result.result.success);
+    assert!(
+        sim_node.vlm_standin.as_ref().unwrap().answered() > 0,
+        "the nodes never asked the simulation's VLM"
+    );
     assert!(
         sim.holds(&sc.spec.success),
         "the goal succeeded but the apple is not in the bowl"

@@ -160,7 +160,12 @@ pub struct SimRobot {
     fingers: FingerGeometry,
     arm_busy: Arc<tokio::sync::Mutex<()>>,
     base_busy: Arc<tokio::sync::Mutex<()>>,
+    /// Told of every rendered frame (the simulation's model stand-ins keep them).
+    frame_tap: Arc<Mutex<Option<FrameTap>>>,
 }
+
+/// Called with every frame the simulation renders, after rendering.
+pub type FrameTap = Arc<dyn Fn(&RgbdFrame) + Send + Sync>;
 
 impl std::fmt::Debug for SimRobot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -229,6 +234,7 @@ impl SimRobot {
             settings: Arc::new(settings),
             fingers,
             arm_busy: Arc::new(tokio::sync::Mutex::new(())),
+            frame_tap: Arc::new(Mutex::new(None)),
             base_busy: Arc::new(tokio::sync::Mutex::new(())),
         })
     }
@@ -436,8 +442,27 @@ impl SimRobot {
             .collect()
     }
 
+    /// Sets (or, with `None`, removes) the tap every rendered frame is shown to; clones
+    /// of this simulation share it.
+    pub fn set_frame_tap(&self, tap: Option<FrameTap>) {
+        *self.frame_tap.lock().unwrap_or_else(|p| p.into_inner()) = tap;
+    }
+
     /// Renders camera `name` now.
     pub fn render(&self, name: &str) -> Result<RgbdFrame, RobotError> {
+        let frame = self.render_untapped(name)?;
+        let tap = self
+            .frame_tap
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(tap) = tap {
+            tap(&frame);
+        }
+        Ok(frame)
+    }
+
+    fn render_untapped(&self, name: &str) -> Result<RgbdFrame, RobotError> {
         let frame = self
             .settings
             .cameras

@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use asp_affordance::{
     AffordanceDetector, AffordanceReport, GroundingView, MemoryLink, Models, PriorImagination,
-    SimulatedAffordanceVlm, SimulatedSegmenter,
 };
 use asp_config::LoadedConfig;
 use asp_core::FailureKind;
@@ -45,9 +44,9 @@ impl AffordanceService {
         Self { detector, map }
     }
 
-    /// The detector with the simulated VLM and segmenter (`affordance_node.simulated_models`)
-    /// and the memory link when `memory` is given; `text`/`image` embed its entries.
-    pub fn simulated(
+    /// The detector with the models of `affordance_node.models` and the memory link when
+    /// `memory` is given.
+    pub fn from_config(
         cfg: &LoadedConfig,
         map: Arc<dyn ObjectMapPort>,
         memory: Option<MemoryLink>,
@@ -57,8 +56,8 @@ impl AffordanceService {
             .map_err(|e| ServiceError::internal(format!("affordance memory seed: {e}")))?
             .priors;
         let models = Models {
-            vlm: Arc::new(SimulatedAffordanceVlm::new(aff.simulated_models.clone())),
-            segmenter: Arc::new(SimulatedSegmenter::new(aff.simulated_models.clone())),
+            vlm: crate::models::affordance_vlm(cfg)?,
+            segmenter: crate::models::part_segmenter(cfg)?,
             imagination: Some(Arc::new(PriorImagination::new(priors))),
             web: None,
         };

@@ -21,6 +21,7 @@ pub mod models;
 pub mod ports;
 pub mod sim;
 pub mod skills;
+pub mod standin;
 pub mod system;
 
 pub use backend::{GraphBackend, Journal, JournalEntry, verified_success};

@@ -78,17 +78,16 @@ pub fn object_name(query: &str) -> String {
 
 impl MapService {
     /// The service over `frames` (the robot's cameras and their poses) and `base` (where
-    /// the robot stands, and the survey drive), with the configured models; `vlm`
-    /// replaces the configured retrieval VLM (an OpenAI-compatible one).
+    /// the robot stands, and the survey drive), with the configured models.
     pub fn new(
         cfg: &LoadedConfig,
         models: PerceptionModels,
-        vlm: Option<Arc<dyn asp_core::models::RetrievalVlm>>,
         frames: Arc<dyn FrameSource>,
         base: Arc<dyn BaseNavigation>,
     ) -> Result<Self, ServiceError> {
         let builder =
             asp_perception::factory::map_builder(cfg, &models).map_err(perception_error)?;
+        let vlm = crate::models::retrieval_vlm(cfg, &models.text_embedder)?;
         let retriever =
             asp_perception::factory::retriever(cfg, &models, vlm).map_err(perception_error)?;
         Ok(Self {

@@ -38,6 +38,8 @@ pub enum SystemError {
     Skills(#[from] asp_skills::SkillError),
     #[error("agent: {0}")]
     Agent(#[from] asp_agent::AgentError),
+    #[error("configuration: {0}")]
+    Config(String),
 }
 
 /// Choices for one in-process system.
@@ -115,6 +117,8 @@ pub struct SimSystem {
     pub estop: EStop,
     pub journal: Journal,
     pub agent: Agent,
+    /// The simulation's VLM, serving while the system runs.
+    pub vlm_standin: Option<asp_vlm_standin::VlmStandIn>,
 }
 
 impl std::fmt::Debug for SimSystem {
@@ -136,13 +140,14 @@ impl SimSystem {
         state_sink: Option<Arc<dyn StateSink>>,
         event_sink: Option<Arc<dyn EventSink>>,
     ) -> Result<Self, SystemError> {
+        let vlm_standin = crate::standin::start_vlm_standin(cfg, &sim).await?;
+        let cfg = &crate::standin::pointed_at(cfg, vlm_standin.as_ref());
         let models = asp_perception::factory::models(cfg)?;
         let estop = EStop::new();
         let map = Arc::new(
             MapService::new(
                 cfg,
                 models.clone(),
-                None,
                 Arc::new(sim.clone()),
                 Arc::new(sim.clone()),
             )?
@@ -154,7 +159,7 @@ impl SimSystem {
         } else {
             None
         };
-        let affordance = Arc::new(AffordanceService::simulated(
+        let affordance = Arc::new(AffordanceService::from_config(
             cfg,
             map.clone() as Arc<dyn ObjectMapPort>,
             memory,
@@ -222,6 +227,7 @@ impl SimSystem {
             estop,
             journal,
             agent,
+            vlm_standin,
         })
     }
 }

@@ -68,13 +68,18 @@ impl FrameLog {
     pub fn record(&self, rgb: &RgbImage, gt: &GroundTruth) {
         let d = digest(rgb);
         let mut inner = self.lock();
-        // a still scene renders the same pixels again: share them
-        let rgb = inner
+        // a still scene renders the same pixels again: share them, and when the truth
+        // has not changed either, the frame adds nothing (a streaming camera would
+        // otherwise push the frames a map's views were cut from out of the log)
+        let same = inner
             .entries
             .iter()
             .rev()
-            .find(|e| e.digest == d && *e.rgb == *rgb)
-            .map_or_else(|| Arc::new(rgb.clone()), |e| Arc::clone(&e.rgb));
+            .find(|e| e.digest == d && *e.rgb == *rgb);
+        if same.is_some_and(|e| *e.gt == *gt) {
+            return;
+        }
+        let rgb = same.map_or_else(|| Arc::new(rgb.clone()), |e| Arc::clone(&e.rgb));
         let gt = inner
             .entries
             .iter()
@@ -321,6 +326,20 @@ mod tests {
         let before = log.find(&rgb, Some(after.seq)).expect("before");
         assert_eq!(gt(&before), 3);
         assert!(log.find(&rgb, Some(before.seq)).is_none());
+    }
+
+    #[test]
+    fn a_frame_repeating_the_newest_of_its_pixels_adds_nothing() {
+        let log = FrameLog::new(2);
+        let (rgb, gt) = frame(0, 1);
+        let (other, other_gt) = frame(5, 1);
+        log.record(&rgb, &gt);
+        for _ in 0..5 {
+            log.record(&other, &other_gt);
+            log.record(&rgb, &gt);
+        }
+        assert_eq!(log.len(), 2);
+        assert!(log.find(&rgb, None).is_some() && log.find(&other, None).is_some());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use asp_core::models::{AffordanceVlm, Observation, OutcomeVlm, RetrievalVlm};
 use axum::Json;
@@ -24,6 +25,14 @@ pub struct StandInModels {
     pub outcome: Arc<dyn OutcomeVlm>,
 }
 
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("frames", &self.frames.len())
+            .finish_non_exhaustive()
+    }
+}
+
 impl std::fmt::Debug for StandInModels {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StandInModels").finish_non_exhaustive()
@@ -36,13 +45,14 @@ pub const MODEL: &str = "asp-vlm-standin";
 struct Shared {
     frames: Arc<FrameLog>,
     models: StandInModels,
+    answered: AtomicUsize,
 }
 
 /// A running stand-in; dropping it stops the server.
 #[derive(Debug)]
 pub struct VlmStandIn {
     addr: SocketAddr,
-    frames: Arc<FrameLog>,
+    shared: Arc<Shared>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
@@ -56,13 +66,14 @@ impl VlmStandIn {
         let listener = tokio::net::TcpListener::bind(bind).await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
-            frames: Arc::clone(&frames),
+            frames,
             models,
+            answered: AtomicUsize::new(0),
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
             .route("/v1/models", get(models_list))
-            .with_state(shared);
+            .with_state(Arc::clone(&shared));
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         tokio::spawn(async move {
             let served = axum::serve(listener, app)
@@ -76,7 +87,7 @@ impl VlmStandIn {
         });
         Ok(Self {
             addr,
-            frames,
+            shared,
             shutdown: Some(tx),
         })
     }
@@ -91,7 +102,12 @@ impl VlmStandIn {
     }
 
     pub fn frames(&self) -> &Arc<FrameLog> {
-        &self.frames
+        &self.shared.frames
+    }
+
+    /// Questions answered so far.
+    pub fn answered(&self) -> usize {
+        self.shared.answered.load(Ordering::Relaxed)
     }
 }
 
@@ -218,5 +234,6 @@ async fn chat(
             json!({"answer": if yes { "yes" } else { "no" }, "reason": "judged from the simulator's labels"})
         }
     };
+    shared.answered.fetch_add(1, Ordering::Relaxed);
     Ok(Json(completion(MODEL, &answer)))
 }

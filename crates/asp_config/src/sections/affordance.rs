@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate, Default)]
 #[serde(default, deny_unknown_fields)]
 pub struct AffordanceConfig {
+    #[garde(skip)]
+    pub models: AffordanceModelsConfig,
     #[garde(dive)]
     pub detection: DetectionConfig,
     #[garde(dive)]
@@ -17,6 +19,28 @@ pub struct AffordanceConfig {
     pub memory: MemoryConfig,
     #[garde(dive)]
     pub simulated_models: SimulatedModelsConfig,
+}
+
+/// The models affordance detection asks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AffordanceModelsConfig {
+    /// Proposals and part boxes: `openai_compatible` (the VLM of `agent_node.vlm`; in
+    /// simulation the sim's stand-in server) or `simulated` (the stand-in in process,
+    /// simulator frames only). Default `openai_compatible`.
+    pub vlm: crate::sections::perception::ModelBackend,
+    /// Box-prompted part masks: `simulated` (from the simulator's ground truth) or `onnx`
+    /// (the SAM encoder and decoder of `object_map_node.models`). Default `simulated`.
+    pub segmenter: crate::sections::perception::ModelBackend,
+}
+
+impl Default for AffordanceModelsConfig {
+    fn default() -> Self {
+        Self {
+            vlm: crate::sections::perception::ModelBackend::OpenaiCompatible,
+            segmenter: crate::sections::perception::ModelBackend::Simulated,
+        }
+    }
 }
 
 /// Error model of the simulated VLM and segmenter used with the embedded simulator

@@ -189,6 +189,14 @@ pub enum BboxFormat {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
 #[serde(default, deny_unknown_fields)]
 pub struct VlmConfig {
+    /// The VLM's own server, up to and including `/v1`; empty uses `llm.base_url` (and
+    /// `llm.api_key_env`). In simulation the sim's stand-in server. Default empty.
+    #[garde(skip)]
+    pub base_url: String,
+    /// Environment variable holding the key of `base_url`'s server; empty for servers
+    /// without keys. Used only with `base_url` set. Default empty.
+    #[garde(skip)]
+    pub api_key_env: String,
     /// Model name; empty uses `llm.model`. Default empty.
     #[garde(skip)]
     pub model: String,
@@ -211,6 +219,8 @@ pub struct VlmConfig {
 impl Default for VlmConfig {
     fn default() -> Self {
         Self {
+            base_url: String::new(),
+            api_key_env: String::new(),
             model: String::new(),
             response_format: JsonResponseFormat::JsonSchema,
             bbox_format: BboxFormat::Pixels,

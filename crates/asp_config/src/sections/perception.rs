@@ -148,7 +148,7 @@ impl Default for PerceptionModels {
             clip_text_output: "text_embeds".into(),
             text_max_tokens: 256,
             hashing_dim: 384,
-            vlm: ModelBackend::Simulated,
+            vlm: ModelBackend::OpenaiCompatible,
             intra_op_threads: 1,
         }
     }

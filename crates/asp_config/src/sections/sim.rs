@@ -36,6 +36,43 @@ pub struct SimConfig {
     pub arm: SimArmConfig,
     #[garde(dive)]
     pub effects: SimEffectsConfig,
+    #[garde(dive)]
+    pub vlm_standin: VlmStandInConfig,
+}
+
+/// The simulation's VLM: an OpenAI-compatible server the sim starts, answering from the
+/// renderer's ground truth with the stand-ins' seeded errors (`object_map_node.simulation`,
+/// `affordance_node.simulated_models`, `verifier_node.outcome.simulated_*`). The nodes
+/// ask it through `agent_node.vlm`, as they ask a real VLM on a robot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct VlmStandInConfig {
+    /// Start it. Default true.
+    #[garde(skip)]
+    pub enabled: bool,
+    /// Address to listen on; port 0 picks a free one (the nodes of the same process are
+    /// pointed at it). Default `127.0.0.1:0`.
+    #[garde(custom(socket_address))]
+    pub bind: String,
+    /// Rendered frames kept to find a question's images in. Default 512.
+    #[garde(range(min = 1, max = 100000))]
+    pub frames_kept: usize,
+}
+
+impl Default for VlmStandInConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            bind: "127.0.0.1:0".into(),
+            frames_kept: 512,
+        }
+    }
+}
+
+fn socket_address(v: &str, _: &()) -> garde::Result {
+    v.parse::<std::net::SocketAddr>().map(|_| ()).map_err(|e| {
+        garde::Error::new(format!("{v:?} is not an address like 127.0.0.1:8790 ({e})"))
+    })
 }
 
 impl Default for SimConfig {
@@ -50,6 +87,7 @@ impl Default for SimConfig {
             base: SimBaseConfig::default(),
             arm: SimArmConfig::default(),
             effects: SimEffectsConfig::default(),
+            vlm_standin: VlmStandInConfig::default(),
         }
     }
 }

@@ -172,7 +172,7 @@ pub struct OutcomeConfig {
     #[garde(range(min = 0.0, max = 1.0))]
     pub min_travel_fraction: f32,
     /// Who answers the VLA² Yes/No question where geometry cannot see the outcome (a
-    /// device switched on, a key pressed). Default `simulated`.
+    /// device switched on, a key pressed). Default `openai_compatible`.
     #[garde(skip)]
     pub vlm: OutcomeVlmBackend,
     /// Probability that the simulated outcome VLM answers wrongly (drawn per pair of
@@ -188,11 +188,13 @@ pub struct OutcomeConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OutcomeVlmBackend {
-    /// A stand-in that reads the simulator's ground truth of the images it is shown and
-    /// errs at `simulated_error_rate` (simulation only: fails on a real camera's images).
-    #[default]
+    /// A stand-in in process that reads the simulator's ground truth of the images it is
+    /// shown and errs at `simulated_error_rate` (simulation only: fails on a real
+    /// camera's images).
     Simulated,
-    /// The OpenAI-compatible endpoint of `agent_node.llm` with vision.
+    /// The VLM of `agent_node.vlm` (in simulation the sim's stand-in server, which errs
+    /// at `simulated_error_rate`).
+    #[default]
     OpenaiCompatible,
     /// No VLM: outcomes geometry cannot see are "cannot tell".
     None,
@@ -209,7 +211,7 @@ impl Default for OutcomeConfig {
             left_place_fraction: 0.6,
             min_seen_points: 15,
             min_travel_fraction: 0.5,
-            vlm: OutcomeVlmBackend::Simulated,
+            vlm: OutcomeVlmBackend::OpenaiCompatible,
             simulated_error_rate: 0.03,
             simulated_seed: 0,
         }

@@ -15,6 +15,6 @@ fn main() -> ExitCode {
             None => asp_system::system::simulation(&cfg, None)?,
         };
         let node = transport.node("sim_node")?;
-        asp_nodes::sim::start_sim_node(&cfg, &node, sim)
+        asp_nodes::sim::start_sim_node(&cfg, &node, sim).await
     })
 }

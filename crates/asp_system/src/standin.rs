@@ -1,0 +1,70 @@
+//! The simulation's VLM: the stand-in server (`asp_vlm_standin`) over a simulation's
+//! rendered frames, and the configuration that points this process's nodes at it.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use asp_config::LoadedConfig;
+use asp_sim::SimRobot;
+use asp_vlm_standin::{FrameLog, StandInModels, VlmStandIn};
+use tracing::info;
+
+use crate::system::SystemError;
+
+/// Starts the stand-in of `sim_node.vlm_standin` (when enabled) on the frames `sim`
+/// renders from now on. Its models are the simulated ones, with the error settings of
+/// `object_map_node.simulation`, `affordance_node.simulated_models` and
+/// `verifier_node.outcome.simulated_*`.
+pub async fn start_vlm_standin(
+    cfg: &LoadedConfig,
+    sim: &SimRobot,
+) -> Result<Option<VlmStandIn>, SystemError> {
+    let c = &cfg.config;
+    let s = &c.sim_node.vlm_standin;
+    if !s.enabled {
+        return Ok(None);
+    }
+    let bad = |m: String| SystemError::Config(format!("sim_node.vlm_standin: {m}"));
+    let bind: SocketAddr = s
+        .bind
+        .parse()
+        .map_err(|e| bad(format!("bind {:?}: {e}", s.bind)))?;
+    let text = asp_perception::factory::text_embedder(cfg)
+        .map_err(|e| bad(format!("the retrieval stand-in's text embedder: {e}")))?;
+    let models = StandInModels {
+        retrieval: Arc::new(asp_perception::simulated::SimulatedRetrievalVlm::new(
+            text,
+            c.object_map_node.simulation.clone(),
+        )),
+        affordance: Arc::new(asp_affordance::SimulatedAffordanceVlm::new(
+            c.affordance_node.simulated_models.clone(),
+        )),
+        outcome: Arc::new(asp_perception::SimulatedOutcomeVlm::new(
+            c.verifier_node.outcome.simulated_error_rate,
+            c.verifier_node.outcome.simulated_seed,
+        )),
+    };
+    let frames = Arc::new(FrameLog::new(s.frames_kept));
+    let log = Arc::clone(&frames);
+    sim.set_frame_tap(Some(Arc::new(move |f: &asp_core::RgbdFrame| {
+        if let Some(gt) = &f.ground_truth {
+            log.record(&f.rgb, gt);
+        }
+    })));
+    let server = VlmStandIn::start(bind, frames, models)
+        .await
+        .map_err(|e| bad(format!("cannot listen on {bind}: {e}")))?;
+    info!(url = %server.base_url(), "the simulation's VLM stand-in is serving");
+    Ok(Some(server))
+}
+
+/// `cfg` with `agent_node.vlm` pointed at `standin` (no key), for the nodes of this
+/// process; unchanged without one.
+pub fn pointed_at(cfg: &LoadedConfig, standin: Option<&VlmStandIn>) -> LoadedConfig {
+    let mut cfg = cfg.clone();
+    if let Some(s) = standin {
+        cfg.config.agent_node.vlm.base_url = s.base_url();
+        cfg.config.agent_node.vlm.api_key_env = String::new();
+    }
+    cfg
+}
