@@ -47,6 +47,9 @@ use crate::observe::{
 
 /// Readings closer than this to the tolerance's floor are noise at any range, metres.
 const MIN_TOLERANCE: Real = 0.003;
+/// A view whose depth tolerance at a point is more than this many times the finest
+/// view's does not outvote it (see [`classify_in`]).
+const COARSER_VIEW: Real = 2.0;
 
 /// What a depth view says about one map point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +87,11 @@ impl DepthView {
 
     fn tolerance(&self, depth: Real) -> Real {
         (self.tolerance_at_1m * depth * depth).max(MIN_TOLERANCE)
+    }
+
+    /// The depth tolerance at a map point, from its distance along this camera's axis.
+    fn tolerance_at(&self, p: &Point3) -> Real {
+        self.tolerance((self.map_to_camera * p).z)
     }
 
     fn reading(&self, x: i64, y: i64) -> Option<Real> {
@@ -158,20 +166,38 @@ impl DepthView {
     }
 }
 
-/// The views' joint verdict on a point: present in any view wins (an object still
-/// there is seen by one camera even when another's reading is off), then vacated, then
-/// occluded.
+/// The views' joint verdict on a point. Among the views that read the point's depth
+/// (present or vacated), those whose tolerance there is within [`COARSER_VIEW`] times the
+/// finest one's decide, and present in any of them wins (an object still there is seen
+/// by one camera even when another's reading is off). A far camera's coarse tolerance
+/// cannot tell a thin object from the surface right behind it (a thumbtack's head from
+/// its cork board): a near camera that sees the place vacated is believed over it. With
+/// no depth read: occluded when any view has something nearer, else unseen.
 pub fn classify_in(views: &[DepthView], p: &Point3) -> Seen {
-    let mut best = Seen::Unseen;
+    let mut judged: Vec<(Seen, Real)> = Vec::with_capacity(views.len());
+    let mut occluded = false;
     for v in views {
         match v.classify(p) {
-            Seen::Present => return Seen::Present,
-            Seen::Vacated => best = Seen::Vacated,
-            Seen::Occluded if best == Seen::Unseen => best = Seen::Occluded,
-            _ => {}
+            s @ (Seen::Present | Seen::Vacated) => judged.push((s, v.tolerance_at(p))),
+            Seen::Occluded => occluded = true,
+            Seen::Unseen => {}
         }
     }
-    best
+    let Some(finest) = judged.iter().map(|j| j.1).min_by(Real::total_cmp) else {
+        return if occluded {
+            Seen::Occluded
+        } else {
+            Seen::Unseen
+        };
+    };
+    let present = judged
+        .iter()
+        .any(|(s, t)| *s == Seen::Present && *t <= COARSER_VIEW * finest);
+    if present {
+        Seen::Present
+    } else {
+        Seen::Vacated
+    }
 }
 
 /// How the views see `points`.
@@ -631,6 +657,32 @@ mod tests {
         assert_eq!(there.classify(&Point3::new(1.0, 5.0, 0.0)), Seen::Unseen);
         // any view that still sees the point keeps it present
         assert_eq!(classify_in(&[gone, there], &pts[0]), Seen::Present);
+    }
+
+    #[test]
+    fn a_near_view_that_sees_a_thin_object_gone_outvotes_a_coarse_one() {
+        // a face 1 cm in front of a wall, removed: a fine camera reads the wall 1 cm
+        // behind the point (vacated); a coarse one (5 cm tolerance) cannot tell
+        let pts = face(1.0, 0.05);
+        let fine_gone = DepthView::new(&frame(1.01, None), 0.005);
+        let coarse = DepthView::new(&frame(1.01, None), 0.05);
+        assert_eq!(coarse.classify(&pts[0]), Seen::Present);
+        assert_eq!(fine_gone.classify(&pts[0]), Seen::Vacated);
+        assert_eq!(
+            classify_in(&[coarse.clone(), fine_gone], &pts[0]),
+            Seen::Vacated
+        );
+        // the fine view still seeing it keeps it present, whatever the coarse one says
+        let fine_there = DepthView::new(&frame(1.01, Some((1.0, 0.1, 0.1))), 0.005);
+        let coarse_gone = DepthView::new(&frame(1.2, None), 0.05);
+        assert_eq!(
+            classify_in(&[coarse_gone, fine_there], &pts[0]),
+            Seen::Present
+        );
+        // views alike in precision: present wins
+        let other = DepthView::new(&frame(1.04, None), 0.03);
+        assert_eq!(other.classify(&pts[0]), Seen::Vacated);
+        assert_eq!(classify_in(&[coarse, other], &pts[0]), Seen::Present);
     }
 
     #[test]
