@@ -67,6 +67,8 @@ struct Offline<'r, 'a> {
     rt: &'r mut GoalRuntime<'a>,
     /// Object phrase → key, while the key is in the inventory.
     resolved: HashMap<String, ObjectKey>,
+    /// Queries already looked for again because too few were found.
+    looked_again: std::collections::HashSet<String>,
     /// The object the base was last driven to by `go_to`; consecutive subtasks on it
     /// (the keys of one keyboard) do not drive again.
     at: Option<ObjectKey>,
@@ -82,6 +84,7 @@ pub(crate) async fn drive(rt: &mut GoalRuntime<'_>, plan: &Plan) -> DriveEnd {
     let mut agent = Offline {
         rt,
         resolved: HashMap::new(),
+        looked_again: Default::default(),
         at: None,
         next_call: 0,
         picked: None,
@@ -305,7 +308,20 @@ impl Offline<'_, '_> {
             return Ok(key);
         }
         let p = parse_object_phrase(phrase);
-        let candidates = self.retrieve(&p.query).await?;
+        let mut candidates = self.retrieve(&p.query).await?;
+        // "the cup on the left", "the small ball": the goal singles one out of several;
+        // one found means the map missed the others or a look misjudged them, so look
+        // again (once per query) before settling for it
+        if let (Some(rel), [_]) = (&p.relation, candidates.as_slice())
+            && rel.compares_instances()
+            && self.looked_again.insert(p.query.clone())
+        {
+            self.rt.look_again(&format!(
+                "{phrase:?} singles one out of several, but one {:?} was found",
+                p.query
+            ));
+            candidates = self.retrieve(&p.query).await?;
+        }
         let key = match (&p.relation, candidates.as_slice()) {
             (_, []) => {
                 return Err(StepError::Failed {

@@ -545,6 +545,24 @@ impl<'a> GoalRuntime<'a> {
         }
     }
 
+    /// Rebuilds the map (a fresh look, from the next mapping pose) before the next
+    /// object_retrieval; every key but the held object's is forgotten now.
+    pub(crate) fn look_again(&mut self, reason: &str) {
+        let before = self.state.inventory.clone();
+        self.state.clear_inventory();
+        let forgotten: Vec<ObjectKey> = before
+            .into_iter()
+            .filter(|k| !self.state.in_inventory(k))
+            .collect();
+        self.remap_pending = true;
+        self.emit(AgentEvent::Remap {
+            goal_id: self.goal_id.clone(),
+            phase: RemapPhase::Cleared,
+            forgotten,
+            reason: reason.to_owned(),
+        });
+    }
+
     /// A failed backend call: gripper update, remap, output.
     fn failed(&mut self, obj: Option<&ObjectKey>, f: ToolFailure) -> ToolOutput {
         match (f.holding, obj) {
@@ -556,22 +574,10 @@ impl<'a> GoalRuntime<'a> {
         }
         let mut message = f.message.clone();
         if f.failure.needs_remap {
-            let before = self.state.inventory.clone();
-            self.state.clear_inventory();
-            let forgotten: Vec<ObjectKey> = before
-                .into_iter()
-                .filter(|k| !self.state.in_inventory(k))
-                .collect();
-            self.remap_pending = true;
+            self.look_again(&f.message);
             message.push_str(
                 " Object positions are now unknown: the inventory was cleared (except the held object) and the map will be rebuilt at the next object_retrieval; retrieve the objects again.",
             );
-            self.emit(AgentEvent::Remap {
-                goal_id: self.goal_id.clone(),
-                phase: RemapPhase::Cleared,
-                forgotten,
-                reason: f.message.clone(),
-            });
         }
         ToolOutput::fail(self.state.clone(), f.failure, message)
     }

@@ -106,6 +106,8 @@ struct Inner {
     failures: VecDeque<ScriptedFailure>,
     remaps: u32,
     cancelled_calls: u32,
+    /// Objects retrieval does not find until the next remap (missed by the map).
+    hidden: std::collections::HashSet<usize>,
 }
 
 /// The in-memory world. All methods take `&self`; state sits behind a mutex.
@@ -268,6 +270,14 @@ impl TableWorld {
         inner.held.map(|i| inner.objects[i].name.clone())
     }
 
+    /// Retrieval misses `name` until the map is rebuilt (a look that did not see it).
+    pub fn hide_until_remap(&self, name: &str) {
+        let mut inner = self.lock();
+        if let Some(i) = inner.objects.iter().position(|o| o.name == name) {
+            inner.hidden.insert(i);
+        }
+    }
+
     pub fn remaps(&self) -> u32 {
         self.lock().remaps
     }
@@ -376,9 +386,9 @@ impl ToolBackend for TableWorld {
             .objects
             .iter()
             .enumerate()
-            .filter(|(_, o)| {
+            .filter(|(i, o)| {
                 let d = tokens(&o.description);
-                !q.is_empty() && q.iter().all(|w| d.contains(w))
+                !inner.hidden.contains(i) && !q.is_empty() && q.iter().all(|w| d.contains(w))
             })
             .map(|(i, _)| i)
             .take(self.top_k)
@@ -631,6 +641,7 @@ impl ToolBackend for TableWorld {
         self.log_and_scripted("remap()".into(), "remap")?;
         let mut inner = self.lock();
         inner.remaps += 1;
+        inner.hidden.clear();
         // the held object keeps its key; the others get new keys when retrieved again
         let held = inner.held;
         inner.keys.retain(|i, _| Some(*i) == held);

@@ -414,3 +414,24 @@ async fn events_and_states_match_the_calls() {
         serde_json::from_value(serde_json::to_value(&r.events).unwrap()).unwrap();
     assert_eq!(back, r.events);
 }
+
+#[tokio::test]
+async fn one_found_where_the_goal_compares_several_looks_again() {
+    // the map missed the left cup: "the cup on the left" presupposes two, so the agent
+    // rebuilds the map once and then chooses
+    let w = world();
+    w.hide_until_remap("cup_left");
+    let (agent, _) = offline_agent(w.clone(), settings());
+    let report = run(&agent, "pick up the cup on the left").await;
+    assert!(report.status.is_completed(), "{:#?}", trace(&report));
+    assert_eq!(w.held().as_deref(), Some("cup_left"));
+    assert_eq!(w.remaps(), 1);
+    // a goal that names one without comparing takes the one found
+    let w = world();
+    w.hide_until_remap("cup_left");
+    let (agent, _) = offline_agent(w.clone(), settings());
+    let report = run(&agent, "pick up the green cup").await;
+    assert!(report.status.is_completed(), "{:#?}", trace(&report));
+    assert_eq!(w.held().as_deref(), Some("cup_right"));
+    assert_eq!(w.remaps(), 0);
+}

@@ -195,13 +195,25 @@ impl ObjectRetriever {
                     let object = map
                         .get(id)
                         .ok_or_else(|| PerceptionError::UnknownObject(id.to_string()))?;
-                    let views: Vec<_> = object
-                        .crops
-                        .iter()
-                        .take(self.config.crops_per_candidate)
-                        .map(|c| c.observation())
-                        .collect();
-                    !views.is_empty() && vlm.confirm(query, &views).await?
+                    let crops: Vec<_> = object.crops.iter().map(|c| c.observation()).collect();
+                    let mut yes = 0;
+                    let mut no = 0;
+                    let need = self.config.confirm_votes.max(1) / 2 + 1;
+                    for set in view_sets(crops.len(), self.config.crops_per_candidate)
+                        .into_iter()
+                        .take(self.config.confirm_votes.max(1))
+                    {
+                        let views: Vec<_> = set.iter().map(|&i| crops[i].clone()).collect();
+                        if vlm.confirm(query, &views).await? {
+                            yes += 1;
+                        } else {
+                            no += 1;
+                        }
+                        if yes >= need || no >= need {
+                            break;
+                        }
+                    }
+                    yes > no
                 }
                 _ => true,
             };
@@ -225,9 +237,56 @@ impl ObjectRetriever {
     }
 }
 
+/// The crop sets a candidate is asked about, best first: the best `per_set` crops, then
+/// sets that each leave out another of them (or bring in the next crop), every set
+/// distinct. One set when there is one crop; none without crops.
+fn view_sets(crops: usize, per_set: usize) -> Vec<Vec<usize>> {
+    let per_set = per_set.clamp(1, crops.max(1));
+    let mut sets: Vec<Vec<usize>> = Vec::new();
+    if crops == 0 {
+        return sets;
+    }
+    let first: Vec<usize> = (0..per_set).collect();
+    sets.push(first.clone());
+    // the next crops in turn take the place of each of the first set's
+    for extra in per_set..crops {
+        for out in (0..per_set).rev() {
+            let mut s = first.clone();
+            s[out] = extra;
+            s.sort_unstable();
+            if !sets.contains(&s) {
+                sets.push(s);
+            }
+        }
+    }
+    // then the first set's crops alone, and without each other
+    for i in 0..per_set {
+        let s = vec![i];
+        if !sets.contains(&s) {
+            sets.push(s);
+        }
+    }
+    sets
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn candidates_are_asked_about_distinct_crop_sets_best_first() {
+        assert_eq!(view_sets(0, 2), Vec::<Vec<usize>>::new());
+        assert_eq!(view_sets(1, 2), vec![vec![0]]);
+        assert_eq!(view_sets(2, 2), vec![vec![0, 1], vec![0], vec![1]]);
+        let sets = view_sets(4, 2);
+        assert_eq!(sets[0], vec![0, 1]);
+        assert_eq!(sets[1], vec![0, 2]);
+        assert_eq!(sets[2], vec![1, 2]);
+        let mut dedup = sets.clone();
+        dedup.sort();
+        dedup.dedup();
+        assert_eq!(dedup.len(), sets.len(), "{sets:?}");
+    }
 
     #[test]
     fn keys_count_up_per_stem_and_objects_keep_their_first_key() {

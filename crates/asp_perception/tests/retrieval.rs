@@ -171,3 +171,80 @@ fn spatial_tools_on_a_built_map() {
     );
     assert!(s.height < 0.06, "{s:?}");
 }
+
+/// The simulated VLM, wrong on its first answer only.
+struct FirstAnswerWrong {
+    inner: SimulatedRetrievalVlm,
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl RetrievalVlm for FirstAnswerWrong {
+    async fn confirm(
+        &self,
+        query: &str,
+        views: &[asp_core::models::Observation],
+    ) -> Result<bool, asp_core::models::ModelError> {
+        let n = self
+            .calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let right = self.inner.confirm(query, views).await?;
+        Ok(if n == 0 { !right } else { right })
+    }
+}
+
+#[tokio::test]
+async fn a_wrong_answer_about_one_set_of_views_is_outvoted() {
+    let text: Arc<dyn TextEmbedder> = Arc::new(support::minilm());
+    // two keyframes: the mug has two crops, so three distinct sets of views
+    let config = ObjectMapConfig::default();
+    let mut b = MapBuilder::new(
+        &config,
+        "map",
+        Arc::new(SimulatedSegmenter::new(config.simulation.clone())),
+        Arc::new(SimulatedImageEmbedder::new(
+            Arc::clone(&text),
+            config.simulation.clone(),
+        )),
+    )
+    .unwrap();
+    for pose in &scene::tabletop_views()[..2] {
+        b.add_keyframe(&scene::render(
+            &scene::tabletop(),
+            pose,
+            scene::intrinsics(320, 240),
+            0.0,
+            0,
+        ))
+        .unwrap();
+    }
+    let map = b.into_map();
+    let mug = object_at(&map, [0.84, -0.26, 0.8]);
+    assert!(map.get(mug).unwrap().crops.len() >= 2);
+    for (votes, found) in [(1, false), (3, true)] {
+        let vlm = FirstAnswerWrong {
+            inner: SimulatedRetrievalVlm::new(
+                Arc::clone(&text),
+                PerceptionSimulationConfig::default(),
+            ),
+            calls: Default::default(),
+        };
+        let r = ObjectRetriever::new(
+            Arc::clone(&text),
+            Some(Arc::new(vlm)),
+            RetrievalConfig {
+                confirm_votes: votes,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let mut reg = ObjectRegistry::new();
+        let got = r.retrieve(&map, &mut reg, "red mug").await.unwrap();
+        assert_eq!(got.candidates[0].id, mug, "{got:?}");
+        assert_eq!(
+            got.keys.iter().any(|k| reg.resolve(k) == Some(mug)),
+            found,
+            "{votes} vote(s): {got:?}"
+        );
+    }
+}

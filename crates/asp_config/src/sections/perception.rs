@@ -259,6 +259,22 @@ pub struct RetrievalConfig {
     /// Ask the VLM to confirm each candidate (off: keep the top-k as they are). Default on.
     #[garde(skip)]
     pub confirm_with_vlm: bool,
+    /// Most questions per candidate, each on another set of its crops; the majority
+    /// decides, and the questions stop once it is reached (3: a second look, and a third
+    /// only when the first two disagree). A single wrong answer about one view then no
+    /// longer loses an object or accepts a wrong one. Odd; 1 asks once. Default 3.
+    #[garde(range(min = 1, max = 9), custom(odd))]
+    pub confirm_votes: usize,
+}
+
+fn odd(v: &usize, _: &()) -> garde::Result {
+    if v % 2 == 1 {
+        Ok(())
+    } else {
+        Err(garde::Error::new(format!(
+            "{v} can tie; use an odd number of questions"
+        )))
+    }
 }
 
 impl Default for RetrievalConfig {
@@ -267,6 +283,7 @@ impl Default for RetrievalConfig {
             top_k: 3,
             crops_per_candidate: 2,
             confirm_with_vlm: true,
+            confirm_votes: 3,
         }
     }
 }
