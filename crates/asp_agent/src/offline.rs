@@ -309,11 +309,10 @@ impl Offline<'_, '_> {
         }
         let p = parse_object_phrase(phrase);
         let mut candidates = self.retrieve(&p.query).await?;
-        // "the cup on the left", "the small ball": the goal singles one out of several;
-        // one found means the map missed the others or a look misjudged them, so look
-        // again (once per query) before settling for it
-        if let (Some(rel), [_]) = (&p.relation, candidates.as_slice())
-            && rel.compares_instances()
+        // "the cup on the left", "the small ball", "the egg near the tomato": the goal
+        // singles one out of several; one found means the map missed the others or a
+        // look misjudged them, so look again (once per query) before settling for it
+        if let (Some(_), [_]) = (&p.relation, candidates.as_slice())
             && self.looked_again.insert(p.query.clone())
         {
             self.rt.look_again(&format!(

@@ -155,15 +155,17 @@ fn suite(name: &str) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_robot_path_completes_the_tabletop_suite() {
     // the models do not err (the oracle profile): a miss is the robot path's fault
-    let mut overrides =
-        asp_runtime::profile_overrides(&common::config_dir(), "oracle").unwrap();
+    let mut overrides = asp_runtime::profile_overrides(&common::config_dir(), "oracle").unwrap();
     overrides.push("agent_node.mobile=false".into());
     let scenarios = suite("tabletop");
     assert_eq!(scenarios.len(), 15);
     let mut missed = Vec::new();
     for scenario in &scenarios {
         let o = robot_path(scenario, &overrides).await;
-        assert!(o.vlm_answers > 0, "{scenario}: the nodes never asked the VLM");
+        assert!(
+            o.vlm_answers > 0,
+            "{scenario}: the nodes never asked the VLM"
+        );
         if !(o.world && o.reported) {
             missed.push(format!(
                 "{scenario}: world {}, reported {}\n{}",

@@ -959,23 +959,6 @@ pub enum Relation {
     Farthest,
 }
 
-impl Relation {
-    /// Whether the relation picks one of several instances of the query by comparing
-    /// them with each other ("the leftmost", "the largest"), so that one instance found
-    /// means others were missed.
-    pub fn compares_instances(&self) -> bool {
-        matches!(
-            self,
-            Relation::Leftmost
-                | Relation::Rightmost
-                | Relation::Largest
-                | Relation::Smallest
-                | Relation::Closest
-                | Relation::Farthest
-        )
-    }
-}
-
 /// An object phrase split for retrieval: the query (category and attributes) and an
 /// optional spatial relation.
 #[derive(Debug, Clone, PartialEq, Eq)]
