@@ -18,6 +18,11 @@ use asp_perception::{
 use support::scene;
 
 fn map(text: &Arc<dyn TextEmbedder>) -> ObjectMap {
+    map_from(text, &scene::tabletop_views()[..1])
+}
+
+/// The map of the synthetic tabletop seen from `poses`.
+fn map_from(text: &Arc<dyn TextEmbedder>, poses: &[Transform]) -> ObjectMap {
     let config = ObjectMapConfig::default();
     let mut b = MapBuilder::new(
         &config,
@@ -29,15 +34,16 @@ fn map(text: &Arc<dyn TextEmbedder>) -> ObjectMap {
         )),
     )
     .unwrap();
-    let pose = &scene::tabletop_views()[0];
-    b.add_keyframe(&scene::render(
-        &scene::tabletop(),
-        pose,
-        scene::intrinsics(320, 240),
-        0.0,
-        0,
-    ))
-    .unwrap();
+    for pose in poses {
+        b.add_keyframe(&scene::render(
+            &scene::tabletop(),
+            pose,
+            scene::intrinsics(320, 240),
+            0.0,
+            0,
+        ))
+        .unwrap();
+    }
     b.into_map()
 }
 
@@ -197,28 +203,7 @@ impl RetrievalVlm for FirstAnswerWrong {
 async fn a_wrong_answer_about_one_set_of_views_is_outvoted() {
     let text: Arc<dyn TextEmbedder> = Arc::new(support::minilm());
     // two keyframes: the mug has two crops, so three distinct sets of views
-    let config = ObjectMapConfig::default();
-    let mut b = MapBuilder::new(
-        &config,
-        "map",
-        Arc::new(SimulatedSegmenter::new(config.simulation.clone())),
-        Arc::new(SimulatedImageEmbedder::new(
-            Arc::clone(&text),
-            config.simulation.clone(),
-        )),
-    )
-    .unwrap();
-    for pose in &scene::tabletop_views()[..2] {
-        b.add_keyframe(&scene::render(
-            &scene::tabletop(),
-            pose,
-            scene::intrinsics(320, 240),
-            0.0,
-            0,
-        ))
-        .unwrap();
-    }
-    let map = b.into_map();
+    let map = map_from(&text, &scene::tabletop_views()[..2]);
     let mug = object_at(&map, [0.84, -0.26, 0.8]);
     assert!(map.get(mug).unwrap().crops.len() >= 2);
     for (votes, found) in [(1, false), (3, true)] {

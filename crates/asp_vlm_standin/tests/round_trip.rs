@@ -77,6 +77,19 @@ fn client(base_url: &str, format: JsonResponseFormat, bbox: BboxFormat) -> OpenA
     )
 }
 
+/// Stand-in models, an empty frame log, the server over them, and a client of it.
+async fn standin() -> (Models, Arc<FrameLog>, VlmStandIn, OpenAiVlm) {
+    let m = models();
+    let frames = Arc::new(FrameLog::new(8));
+    let server = serve(&m, &frames).await;
+    let vlm = client(
+        &server.base_url(),
+        JsonResponseFormat::JsonSchema,
+        BboxFormat::Pixels,
+    );
+    (m, frames, server, vlm)
+}
+
 fn samples() -> Vec<GroundingSample> {
     dataset(2, 11)
 }
@@ -156,14 +169,7 @@ async fn every_question_comes_back_as_the_stand_in_answers_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_press_that_shows_nothing_is_judged_on_the_frames_before_and_after() {
-    let m = models();
-    let frames = Arc::new(FrameLog::new(8));
-    let server = serve(&m, &frames).await;
-    let vlm = client(
-        &server.base_url(),
-        JsonResponseFormat::JsonSchema,
-        BboxFormat::Pixels,
-    );
+    let (m, frames, _server, vlm) = standin().await;
     let s = samples()
         .into_iter()
         .find(|s| s.action.contains("press") || s.action.contains("push"))
@@ -199,14 +205,7 @@ async fn a_press_that_shows_nothing_is_judged_on_the_frames_before_and_after() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_image_the_simulator_never_rendered_is_refused() {
-    let m = models();
-    let frames = Arc::new(FrameLog::new(8));
-    let server = serve(&m, &frames).await;
-    let vlm = client(
-        &server.base_url(),
-        JsonResponseFormat::JsonSchema,
-        BboxFormat::Pixels,
-    );
+    let (_m, _frames, _server, vlm) = standin().await;
     let s = &samples()[0];
     let err = vlm
         .confirm(&s.object_name, std::slice::from_ref(&s.view))
