@@ -257,6 +257,38 @@ impl SimulatedAffordanceVlm {
     }
 }
 
+/// A VLM's slip on `right`: the same part with a skill it affords that does not do the
+/// action (an `open` for a close), else another visible part of the object with the
+/// right skill; `None` when the object offers neither.
+fn wrong_pair(
+    gts: &[&GroundTruth],
+    instance: u32,
+    right: &AffordanceProposal,
+    wanted: &[Skill],
+) -> Option<AffordanceProposal> {
+    let parts = || {
+        gts.iter()
+            .flat_map(|g| g.parts.values())
+            .filter(|p| p.instance == instance)
+    };
+    let skill = parts()
+        .filter(|p| p.name == right.part)
+        .flat_map(|p| p.skills.iter())
+        .find(|s| !wanted.contains(s));
+    if let Some(skill) = skill {
+        return Some(AffordanceProposal {
+            skill: *skill,
+            part: right.part.clone(),
+        });
+    }
+    parts()
+        .find(|p| p.name != right.part)
+        .map(|p| AffordanceProposal {
+            skill: right.skill,
+            part: p.name.clone(),
+        })
+}
+
 #[async_trait]
 impl AffordanceVlm for SimulatedAffordanceVlm {
     async fn propose(
@@ -305,7 +337,24 @@ impl AffordanceVlm for SimulatedAffordanceVlm {
         if ranked.iter().any(|r| r.1 < most) {
             ranked.retain(|r| r.1 == most);
         }
-        Ok(ranked.into_iter().map(|(_, _, p)| p).collect())
+        let mut out: Vec<AffordanceProposal> = ranked.into_iter().map(|(_, _, p)| p).collect();
+        if let Some(first) = out.first().cloned()
+            && self.cfg.wrong_proposal_rate > 0.0
+        {
+            let mut h = Fnv::new(self.cfg.seed);
+            h.bytes(b"propose");
+            h.bytes(action.as_bytes());
+            for gt in &gts {
+                hash_gt(&mut h, gt);
+            }
+            let mut rng = ChaCha8Rng::seed_from_u64(h.finish());
+            if rng.random::<f64>() < self.cfg.wrong_proposal_rate
+                && let Some(wrong) = wrong_pair(&gts, instance, &first, &wanted)
+            {
+                out.insert(0, wrong);
+            }
+        }
+        Ok(out)
     }
 
     async fn locate_part(
@@ -606,6 +655,7 @@ mod tests {
             box_jitter: 0.0,
             ambiguity_rate: 0.0,
             boundary_noise: 0.0,
+            wrong_proposal_rate: 0.0,
             ..SimulatedModelsConfig::default()
         }
     }
@@ -712,6 +762,44 @@ mod tests {
                 parts,
             }),
         }
+    }
+
+    #[tokio::test]
+    async fn a_wrong_proposal_comes_first_and_the_right_one_stays() {
+        let always = SimulatedAffordanceVlm::new(SimulatedModelsConfig {
+            wrong_proposal_rate: 1.0,
+            ..clean()
+        });
+        // the keys afford only pushing: the slip is another key
+        let view = [three_keys()];
+        let p = always.propose("press the i key", &view).await.unwrap();
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert_eq!((p[0].skill, p[0].part.as_str()), (Skill::TipPush, "key h"));
+        assert_eq!(p[1].part, "key i");
+        // the kettle's button affords pushing only: its slip is another part
+        let sample = render_scene(&SceneSpec::new(Category::Kettle, 3));
+        let views = std::slice::from_ref(&sample.view);
+        let p = always.propose("turn on the kettle", views).await.unwrap();
+        assert_ne!(p[0].part, "kettle button", "{p:?}");
+        assert_eq!(p[1].part, "kettle button");
+        // at rate 0.3 about a third of the calls slip, drawn per input
+        let some = SimulatedAffordanceVlm::new(SimulatedModelsConfig {
+            wrong_proposal_rate: 0.3,
+            ..clean()
+        });
+        let mut slips = 0;
+        for seed in 0..200 {
+            let s = render_scene(&SceneSpec::new(Category::Kettle, seed));
+            let p = some
+                .propose("turn on the kettle", std::slice::from_ref(&s.view))
+                .await
+                .unwrap();
+            slips += usize::from(p[0].part != "kettle button");
+        }
+        assert!(
+            (40..80).contains(&slips),
+            "{slips} slips of 200 at rate 0.3"
+        );
     }
 
     #[tokio::test]

@@ -11,7 +11,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use asp_core::PixelRect;
-use asp_core::image::{Rgb8, RgbImage};
+use asp_core::image::{LabelImage, Rgb8, RgbImage};
 use asp_core::models::{GroundTruth, Observation};
 
 /// One rendered frame. Frames with the same pixels share their image.
@@ -20,7 +20,72 @@ struct Entry {
     seq: u64,
     digest: u64,
     rgb: Arc<RgbImage>,
-    gt: Arc<GroundTruth>,
+    gt: Arc<PackedTruth>,
+}
+
+/// A label image as runs of equal labels: rendered labels come in long runs, so a
+/// 640×480 frame's 1.2 MB per image packs into a few kilobytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PackedLabels {
+    width: u32,
+    height: u32,
+    runs: Vec<(u32, u32)>,
+}
+
+impl PackedLabels {
+    fn pack(img: &LabelImage) -> Self {
+        let mut runs: Vec<(u32, u32)> = Vec::new();
+        for &l in img.pixels() {
+            match runs.last_mut() {
+                Some((v, n)) if *v == l => *n += 1,
+                _ => runs.push((l, 1)),
+            }
+        }
+        Self {
+            width: img.width(),
+            height: img.height(),
+            runs,
+        }
+    }
+
+    fn unpack(&self) -> LabelImage {
+        let mut px = Vec::with_capacity((self.width * self.height) as usize);
+        for &(v, n) in &self.runs {
+            px.extend(std::iter::repeat_n(v, n as usize));
+        }
+        // the runs cover the image by construction
+        LabelImage::from_vec(self.width, self.height, px)
+            .unwrap_or_else(|_| LabelImage::filled(self.width, self.height, 0))
+    }
+}
+
+/// A frame's ground truth with its label images packed.
+#[derive(Debug, Clone, PartialEq)]
+struct PackedTruth {
+    instance_ids: PackedLabels,
+    part_ids: PackedLabels,
+    instances: std::collections::BTreeMap<u32, asp_core::models::GtInstance>,
+    parts: std::collections::BTreeMap<u32, asp_core::models::GtPart>,
+}
+
+impl PackedTruth {
+    fn pack(gt: &GroundTruth) -> Self {
+        Self {
+            instance_ids: PackedLabels::pack(&gt.instance_ids),
+            part_ids: PackedLabels::pack(&gt.part_ids),
+            instances: gt.instances.clone(),
+            parts: gt.parts.clone(),
+        }
+    }
+
+    fn unpack(&self) -> GroundTruth {
+        GroundTruth {
+            instance_ids: self.instance_ids.unpack(),
+            part_ids: self.part_ids.unpack(),
+            instances: self.instances.clone(),
+            parts: self.parts.clone(),
+        }
+    }
 }
 
 /// Where an image was found: the frame's number (later frames have larger ones) and the
@@ -67,6 +132,7 @@ impl FrameLog {
     /// Records a rendered frame; the oldest goes when the log is full.
     pub fn record(&self, rgb: &RgbImage, gt: &GroundTruth) {
         let d = digest(rgb);
+        let packed = PackedTruth::pack(gt);
         let mut inner = self.lock();
         // a still scene renders the same pixels again: share them, and when the truth
         // has not changed either, the frame adds nothing (a streaming camera would
@@ -76,7 +142,7 @@ impl FrameLog {
             .iter()
             .rev()
             .find(|e| e.digest == d && *e.rgb == *rgb);
-        if same.is_some_and(|e| *e.gt == *gt) {
+        if same.is_some_and(|e| *e.gt == packed) {
             return;
         }
         let rgb = same.map_or_else(|| Arc::new(rgb.clone()), |e| Arc::clone(&e.rgb));
@@ -84,8 +150,8 @@ impl FrameLog {
             .entries
             .iter()
             .rev()
-            .find(|e| *e.gt == *gt)
-            .map_or_else(|| Arc::new(gt.clone()), |e| Arc::clone(&e.gt));
+            .find(|e| *e.gt == packed)
+            .map_or_else(|| Arc::new(packed), |e| Arc::clone(&e.gt));
         let seq = inner.next_seq;
         inner.next_seq += 1;
         inner.entries.push_back(Entry {
@@ -112,7 +178,7 @@ impl FrameLog {
     /// given (the "before" of a before/after pair) — as an observation with its ground
     /// truth. `None` when no frame held contains it.
     pub fn find(&self, image: &RgbImage, older_than: Option<u64>) -> Option<Found> {
-        let candidates: Vec<(u64, Arc<RgbImage>, Arc<GroundTruth>)> = self
+        let candidates: Vec<(u64, Arc<RgbImage>, Arc<PackedTruth>)> = self
             .lock()
             .entries
             .iter()
@@ -145,7 +211,7 @@ impl FrameLog {
                     observation: Observation {
                         rgb: image.clone(),
                         depth: None,
-                        ground_truth: Some(gt.crop(&rect)),
+                        ground_truth: Some(gt.unpack().crop(&rect)),
                     },
                 });
             }
@@ -340,6 +406,20 @@ mod tests {
         }
         assert_eq!(log.len(), 2);
         assert!(log.find(&rgb, None).is_some() && log.find(&other, None).is_some());
+    }
+
+    #[test]
+    fn label_images_pack_into_runs_and_back() {
+        let (_, gt) = frame(0, 7);
+        let packed = PackedTruth::pack(&gt);
+        // 40×30 with one 10×10 square: two runs per row the square crosses, merged
+        // across rows elsewhere
+        assert!(
+            packed.instance_ids.runs.len() <= 2 * 10 + 11,
+            "{}",
+            packed.instance_ids.runs.len()
+        );
+        assert_eq!(packed.unpack(), gt);
     }
 
     #[test]

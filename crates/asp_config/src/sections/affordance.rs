@@ -76,6 +76,11 @@ pub struct SimulatedModelsConfig {
     /// Share of mask boundary pixels flipped. Default 0.05.
     #[garde(range(min = 0.0, max = 1.0))]
     pub boundary_noise: f64,
+    /// `propose` puts a wrong pair first: the right part with a skill it affords that
+    /// does not do the action (an `open` for a close), else another part of the object.
+    /// Default 0.05.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub wrong_proposal_rate: f64,
 }
 
 impl Default for SimulatedModelsConfig {
@@ -89,6 +94,7 @@ impl Default for SimulatedModelsConfig {
             box_jitter: 0.06,
             ambiguity_rate: 0.08,
             boundary_noise: 0.05,
+            wrong_proposal_rate: 0.05,
         }
     }
 }

@@ -54,7 +54,9 @@ pub struct VlmStandInConfig {
     /// pointed at it). Default `127.0.0.1:0`.
     #[garde(custom(socket_address))]
     pub bind: String,
-    /// Rendered frames kept to find a question's images in. Default 512.
+    /// Rendered frames kept to find a question's images in (each keeps its colour image,
+    /// shared by frames with the same pixels, and its labels packed as runs). Default
+    /// 512.
     #[garde(range(min = 1, max = 100000))]
     pub frames_kept: usize,
 }
