@@ -6,7 +6,7 @@
 //! | `segmenter` | [`SimulatedSegmenter`] | [`OnnxMaskGenerator`] (SAM encoder + decoder) | — |
 //! | `image_embedder` | [`SimulatedImageEmbedder`] (text embedder on descriptions) | [`OnnxImageEmbedder`] (CLIP image tower) | — |
 //! | `text_embedder` | — | [`MiniLmTextEmbedder`] | `clip_onnx`: [`ClipTextEmbedder`]; `hashing`: [`HashingTextEmbedder`] |
-//! | `vlm` | [`SimulatedRetrievalVlm`] | — | `openai_compatible`: built by the LLM crate and passed to [`retriever`] |
+//! | `vlm` | [`SimulatedRetrievalVlm`] | — | `openai_compatible`: built by the LLM crate; the caller passes the VLM to [`retriever`] |
 
 use std::sync::Arc;
 
@@ -30,8 +30,6 @@ pub struct PerceptionModels {
     pub segmenter: Arc<dyn Segmenter>,
     pub image_embedder: Arc<dyn ImageEmbedder>,
     pub text_embedder: Arc<dyn TextEmbedder>,
-    /// `None` when `vlm: openai_compatible` (the caller supplies it).
-    pub retrieval_vlm: Option<Arc<dyn RetrievalVlm>>,
 }
 
 impl std::fmt::Debug for PerceptionModels {
@@ -39,7 +37,6 @@ impl std::fmt::Debug for PerceptionModels {
         f.debug_struct("PerceptionModels")
             .field("text_dim", &self.text_embedder.dim())
             .field("image_dim", &self.image_embedder.dim())
-            .field("retrieval_vlm", &self.retrieval_vlm.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -136,18 +133,26 @@ pub fn image_embedder(
     }
 }
 
+/// The simulated retrieval VLM with `object_map_node.simulation`'s error model (simulator
+/// frames only): the `simulated` backend, and the simulation's VLM stand-in.
+pub fn simulated_retrieval_vlm(
+    cfg: &LoadedConfig,
+    text: &Arc<dyn TextEmbedder>,
+) -> SimulatedRetrievalVlm {
+    SimulatedRetrievalVlm::new(
+        Arc::clone(text),
+        cfg.config.object_map_node.simulation.clone(),
+    )
+}
+
 /// The configured retrieval VLM; `None` for `openai_compatible`, which the LLM crate
 /// builds.
 pub fn retrieval_vlm(
     cfg: &LoadedConfig,
     text: &Arc<dyn TextEmbedder>,
 ) -> Result<Option<Arc<dyn RetrievalVlm>>, PerceptionError> {
-    let node = &cfg.config.object_map_node;
-    match node.models.vlm {
-        ModelBackend::Simulated => Ok(Some(Arc::new(SimulatedRetrievalVlm::new(
-            Arc::clone(text),
-            node.simulation.clone(),
-        )))),
+    match cfg.config.object_map_node.models.vlm {
+        ModelBackend::Simulated => Ok(Some(Arc::new(simulated_retrieval_vlm(cfg, text)))),
         ModelBackend::OpenaiCompatible => Ok(None),
         ModelBackend::Onnx => Err(PerceptionError::config(
             "object_map_node.models.vlm",
@@ -162,7 +167,6 @@ pub fn models(cfg: &LoadedConfig) -> Result<PerceptionModels, PerceptionError> {
     Ok(PerceptionModels {
         segmenter: segmenter(cfg)?,
         image_embedder: image_embedder(cfg, &text_embedder)?,
-        retrieval_vlm: retrieval_vlm(cfg, &text_embedder)?,
         text_embedder,
     })
 }
@@ -180,7 +184,8 @@ pub fn map_builder(
     )
 }
 
-/// The retriever; `vlm` overrides the configured VLM (pass the OpenAI-compatible one).
+/// The retriever, confirming with `vlm` (see [`retrieval_vlm`]; the caller builds the
+/// OpenAI-compatible one).
 pub fn retriever(
     cfg: &LoadedConfig,
     models: &PerceptionModels,
@@ -188,7 +193,7 @@ pub fn retriever(
 ) -> Result<ObjectRetriever, PerceptionError> {
     ObjectRetriever::new(
         Arc::clone(&models.text_embedder),
-        vlm.or_else(|| models.retrieval_vlm.clone()),
+        vlm,
         cfg.config.object_map_node.retrieval.clone(),
     )
 }

@@ -195,15 +195,15 @@ impl ObjectRetriever {
                     let object = map
                         .get(id)
                         .ok_or_else(|| PerceptionError::UnknownObject(id.to_string()))?;
-                    let crops: Vec<_> = object.crops.iter().map(|c| c.observation()).collect();
-                    let mut yes = 0;
-                    let mut no = 0;
-                    let need = self.config.confirm_votes.max(1) / 2 + 1;
-                    for set in view_sets(crops.len(), self.config.crops_per_candidate)
+                    let votes = self.config.confirm_votes.max(1);
+                    let need = votes / 2 + 1;
+                    let (mut yes, mut no) = (0, 0);
+                    for set in view_sets(object.crops.len(), self.config.crops_per_candidate)
                         .into_iter()
-                        .take(self.config.confirm_votes.max(1))
+                        .take(votes)
                     {
-                        let views: Vec<_> = set.iter().map(|&i| crops[i].clone()).collect();
+                        let views: Vec<_> =
+                            set.iter().map(|&i| object.crops[i].observation()).collect();
                         if vlm.confirm(query, &views).await? {
                             yes += 1;
                         } else {

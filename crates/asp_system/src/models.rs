@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use asp_affordance::SimulatedAffordanceVlm;
 use asp_config::sections::perception::ModelBackend;
 use asp_config::sections::verifier::OutcomeVlmBackend;
 use asp_config::{AspConfig, LoadedConfig};
@@ -14,7 +15,6 @@ use asp_core::models::{
 };
 use asp_llm::OpenAiVlm;
 use asp_perception::SimulatedOutcomeVlm;
-use asp_perception::simulated::SimulatedRetrievalVlm;
 
 use crate::ports::ServiceError;
 
@@ -36,34 +36,38 @@ pub fn retrieval_vlm(
     text: &Arc<dyn TextEmbedder>,
 ) -> Result<Option<Arc<dyn RetrievalVlm>>, ServiceError> {
     let node = &cfg.config.object_map_node;
-    if !node.retrieval.confirm_with_vlm {
-        return Ok(None);
-    }
-    let key = "object_map_node.models.vlm";
-    Ok(Some(match node.models.vlm {
-        ModelBackend::OpenaiCompatible => openai_vlm(&cfg.config, key)?,
-        ModelBackend::Simulated => Arc::new(SimulatedRetrievalVlm::new(
-            Arc::clone(text),
-            node.simulation.clone(),
-        )),
-        ModelBackend::Onnx => {
-            return Err(config_error(
-                key,
-                "onnx is not a VLM backend; use openai_compatible or simulated",
-            ));
+    // an unusable backend is an error whether or not retrieval confirms
+    let vlm = match node.models.vlm {
+        ModelBackend::OpenaiCompatible if node.retrieval.confirm_with_vlm => {
+            let vlm: Arc<dyn RetrievalVlm> = openai_vlm(&cfg.config, "object_map_node.models.vlm")?;
+            Some(vlm)
         }
-    }))
+        // the error names the key
+        _ => asp_perception::factory::retrieval_vlm(cfg, text)
+            .map_err(|e| ServiceError::new(FailureKind::Internal, e.to_string()))?,
+    };
+    Ok(vlm.filter(|_| node.retrieval.confirm_with_vlm))
+}
+
+/// The simulated affordance VLM with `affordance_node.simulated_models`' error model
+/// (simulator frames only): the `simulated` backend, and the simulation's VLM stand-in.
+pub fn simulated_affordance_vlm(cfg: &AspConfig) -> SimulatedAffordanceVlm {
+    SimulatedAffordanceVlm::new(cfg.affordance_node.simulated_models.clone())
+}
+
+/// The simulated outcome VLM with `verifier_node.outcome.simulated_*`: the `simulated`
+/// backend, and the simulation's VLM stand-in.
+pub fn simulated_outcome_vlm(cfg: &AspConfig) -> SimulatedOutcomeVlm {
+    let o = &cfg.verifier_node.outcome;
+    SimulatedOutcomeVlm::new(o.simulated_error_rate, o.simulated_seed)
 }
 
 /// The affordance VLM of `affordance_node.models.vlm`.
 pub fn affordance_vlm(cfg: &LoadedConfig) -> Result<Arc<dyn AffordanceVlm>, ServiceError> {
-    let aff = &cfg.config.affordance_node;
     let key = "affordance_node.models.vlm";
-    Ok(match aff.models.vlm {
+    Ok(match cfg.config.affordance_node.models.vlm {
         ModelBackend::OpenaiCompatible => openai_vlm(&cfg.config, key)?,
-        ModelBackend::Simulated => Arc::new(asp_affordance::SimulatedAffordanceVlm::new(
-            aff.simulated_models.clone(),
-        )),
+        ModelBackend::Simulated => Arc::new(simulated_affordance_vlm(&cfg.config)),
         ModelBackend::Onnx => {
             return Err(config_error(
                 key,
@@ -108,10 +112,7 @@ pub fn outcome_vlm(cfg: &AspConfig) -> Result<Option<Arc<dyn OutcomeVlm>>, Servi
     let o = &cfg.verifier_node.outcome;
     Ok(match o.vlm {
         OutcomeVlmBackend::None => None,
-        OutcomeVlmBackend::Simulated => Some(Arc::new(SimulatedOutcomeVlm::new(
-            o.simulated_error_rate,
-            o.simulated_seed,
-        ))),
+        OutcomeVlmBackend::Simulated => Some(Arc::new(simulated_outcome_vlm(cfg))),
         OutcomeVlmBackend::OpenaiCompatible => Some(openai_vlm(cfg, "verifier_node.outcome.vlm")?),
     })
 }

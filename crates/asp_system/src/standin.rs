@@ -32,17 +32,9 @@ pub async fn start_vlm_standin(
     let text = asp_perception::factory::text_embedder(cfg)
         .map_err(|e| bad(format!("the retrieval stand-in's text embedder: {e}")))?;
     let models = StandInModels {
-        retrieval: Arc::new(asp_perception::simulated::SimulatedRetrievalVlm::new(
-            text,
-            c.object_map_node.simulation.clone(),
-        )),
-        affordance: Arc::new(asp_affordance::SimulatedAffordanceVlm::new(
-            c.affordance_node.simulated_models.clone(),
-        )),
-        outcome: Arc::new(asp_perception::SimulatedOutcomeVlm::new(
-            c.verifier_node.outcome.simulated_error_rate,
-            c.verifier_node.outcome.simulated_seed,
-        )),
+        retrieval: Arc::new(asp_perception::factory::simulated_retrieval_vlm(cfg, &text)),
+        affordance: Arc::new(crate::models::simulated_affordance_vlm(c)),
+        outcome: Arc::new(crate::models::simulated_outcome_vlm(c)),
     };
     let frames = Arc::new(FrameLog::new(s.frames_kept));
     let log = Arc::clone(&frames);

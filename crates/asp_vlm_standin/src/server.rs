@@ -25,14 +25,6 @@ pub struct StandInModels {
     pub outcome: Arc<dyn OutcomeVlm>,
 }
 
-impl std::fmt::Debug for Shared {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shared")
-            .field("frames", &self.frames.len())
-            .finish_non_exhaustive()
-    }
-}
-
 impl std::fmt::Debug for StandInModels {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StandInModels").finish_non_exhaustive()
@@ -46,6 +38,14 @@ struct Shared {
     frames: Arc<FrameLog>,
     models: StandInModels,
     answered: AtomicUsize,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("frames", &self.frames.len())
+            .finish_non_exhaustive()
+    }
 }
 
 /// A running stand-in; dropping it stops the server.
