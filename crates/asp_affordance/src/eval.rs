@@ -2,8 +2,8 @@
 //! masks, run detection in a mode and report gIoU, cIoU, P@50, P@50:95, skill calls per
 //! sample and how often the router needed the LLM.
 //!
-//! Two sets: the in-process [`crate::synthetic`] scenes and the simulator-generated
-//! [`sim_set`] (rendered by `asp_sim` from the tabletop and apartment worlds). Both run
+//! Two sets: the in-process [`crate::synthetic`] scenes and the simulator-generated one
+//! (`asp_eval::affordance_set`, rendered from the tabletop and apartment worlds). Both run
 //! through [`evaluate`] via [`EvalSample`]; [`run_modes`] runs the three modes and returns
 //! a [`GroundingReport`] whose `Display` is the results table.
 
@@ -14,7 +14,6 @@ use asp_core::Mask;
 use asp_core::metrics::{SegmentationMetrics, SegmentationSample, segmentation_metrics};
 use serde::{Deserialize, Serialize};
 
-use std::path::Path;
 use std::sync::Arc;
 
 use asp_config::LoadedConfig;
@@ -27,8 +26,6 @@ use crate::harness::{GroundingView, Models};
 use crate::producers::PriorImagination;
 use crate::sim::{SimulatedAffordanceVlm, SimulatedSegmenter};
 use crate::synthetic::GroundingSample;
-
-pub use crate::simset::{SimSample, SimSetConfig, Viewpoint, instruction_for, sim_set};
 
 /// What the evaluation needs of a sample: a view of one object with ground truth, the
 /// instruction, and the ground-truth mask of the part that achieves it.
@@ -273,33 +270,4 @@ pub fn simulated_detector(cfg: &LoadedConfig) -> Result<AffordanceDetector, Affo
         None,
         None,
     ))
-}
-
-/// Renders the simulator set `set` and evaluates every mode on it with
-/// [`simulated_detector`]. `config_dir` is the configuration folder (`config/`).
-pub async fn sim_report(
-    config_dir: &Path,
-    set: &SimSetConfig,
-) -> Result<GroundingReport, AffordanceError> {
-    let cfg = asp_config::AspConfig::load_dir(config_dir)?;
-    let detector = simulated_detector(&cfg)?;
-    let samples = sim_set(set)?;
-    let worlds: Vec<String> = set
-        .worlds
-        .iter()
-        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
-        .collect();
-    run_modes(
-        &detector,
-        &samples,
-        format!(
-            "simulator-generated set: worlds {}, {} views per (part, instruction), seed {}, {}x{} camera",
-            worlds.join(" + "),
-            set.views_per_task,
-            set.seed,
-            set.width,
-            set.height
-        ),
-    )
-    .await
 }

@@ -10,8 +10,8 @@
 //! - [`store`]: the evidence store with provenance.
 //! - [`producers`]: pluggable imagination and web search (prior-based imagination ships).
 //! - [`sim`]: simulated VLM and segmenter for the embedded simulator, with seeded errors.
-//! - [`synthetic`], [`simset`], [`eval`]: an in-process synthetic set, the
-//!   simulator-generated set (rendered by `asp_sim`) and the grounding metrics.
+//! - [`synthetic`], [`eval`]: an in-process synthetic set and the grounding metrics (the
+//!   simulator-generated set is rendered by `asp_eval::affordance_set`).
 
 pub mod detector;
 pub mod eval;
@@ -19,7 +19,6 @@ pub mod harness;
 pub mod producers;
 pub mod router;
 pub mod sim;
-pub mod simset;
 pub mod store;
 pub mod synthetic;
 

@@ -54,7 +54,7 @@ pub fn launch(global: &GlobalArgs, target: LaunchTarget) -> ExitCode {
     let missing = launcher.missing(target);
     if !missing.is_empty() {
         eprintln!(
-            "asp launch: node binaries not found: {}\nbuild them with `cargo build -p asp_nodes` \
+            "asp launch: node binaries not found: {}\nbuild them with `cargo build -p asp_nodes -p asp_simulation` \
              (or point {BIN_DIR_ENV} at them). Nothing was run.",
             missing
                 .iter()

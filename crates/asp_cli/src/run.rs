@@ -13,9 +13,9 @@ use asp_agent::{AgentEvent, EventSink, GoalReport, GoalStatus, args_text};
 use asp_config::LoadedConfig;
 use asp_config::sections::agent::LlmBackend;
 use asp_core::robot::CancellationToken;
-use asp_nodes::graph::start_graph;
 use asp_nodes::nodes::NodeOptions;
 use asp_ros::{Transport, TransportSettings};
+use asp_simulation::start_sim_graph;
 use asp_system::{ObjectMapPort, verified_success};
 
 /// What `asp run` was asked.
@@ -170,7 +170,7 @@ pub fn run(cfg: &LoadedConfig, opts: &RunOptions) -> ExitCode {
         }
     };
     runtime.block_on(async move {
-        let sim = match asp_system::system::simulation(&cfg, opts.seed) {
+        let sim = match asp_simulation::simulation(&cfg, opts.seed) {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("cannot start the simulator: {e}");
@@ -182,7 +182,7 @@ pub fn run(cfg: &LoadedConfig, opts: &RunOptions) -> ExitCode {
         let twin = match opts
             .report
             .as_ref()
-            .map(|_| asp_system::system::simulation(&cfg, opts.seed))
+            .map(|_| asp_simulation::simulation(&cfg, opts.seed))
         {
             Some(Err(e)) => {
                 eprintln!("cannot start the simulator: {e}");
@@ -196,14 +196,14 @@ pub fn run(cfg: &LoadedConfig, opts: &RunOptions) -> ExitCode {
             call_timeout: asp_eval::NodeGraph::default().call_timeout,
             ..TransportSettings::default()
         });
-        let graph = match start_graph(&cfg, &transport, Some(sim), &NodeOptions::default()).await {
+        let graph = match start_sim_graph(&cfg, &transport, sim, &NodeOptions::default()).await {
             Ok(g) => g,
             Err(e) => {
                 eprintln!("cannot start the system: {e}");
                 return ExitCode::FAILURE;
             }
         };
-        graph.agent.watch(Arc::new(TracePrinter));
+        graph.product.agent.watch(Arc::new(TracePrinter));
         let cancel = CancellationToken::new();
         let on_ctrl_c = cancel.clone();
         tokio::spawn(async move {
@@ -213,6 +213,7 @@ pub fn run(cfg: &LoadedConfig, opts: &RunOptions) -> ExitCode {
             }
         });
         let report = graph
+            .product
             .agent
             .agent
             .run_goal("run_1", &opts.goal, cancel)
@@ -222,17 +223,13 @@ pub fn run(cfg: &LoadedConfig, opts: &RunOptions) -> ExitCode {
         if let Some(path) = &opts.report {
             let trace = asp_eval::Trace {
                 report: report.clone(),
-                journal: graph.agent.journal.entries(),
-            };
-            let Some(sim) = graph.sim.as_ref().map(|s| &s.sim) else {
-                eprintln!("the graph runs without its simulation");
-                return ExitCode::FAILURE;
+                journal: graph.product.agent.journal.entries(),
             };
             let view = asp_eval::EpisodeView::capture(
                 format!("asp run \"{}\"", opts.goal),
                 twin.as_ref(),
-                sim,
-                graph.object_map.service.snapshot().await,
+                &graph.sim.sim,
+                graph.product.object_map.service.snapshot().await,
                 &trace,
                 None,
             )

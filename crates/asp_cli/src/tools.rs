@@ -5,8 +5,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use asp_config::LoadedConfig;
+use asp_eval::map_quality::{MapQualityConfig, map_quality};
 use asp_memory::{AffordanceMemory, SeedFile};
-use asp_perception::bench::{MapQualityConfig, map_quality};
 use asp_perception::factory;
 use asp_perception::replay::replay_mcap;
 

@@ -9,10 +9,10 @@ use std::time::Duration;
 use asp_agent::{Agent, GoalReport};
 use asp_config::LoadedConfig;
 use asp_core::robot::CancellationToken;
-use asp_nodes::graph::{Graph, start_graph};
 use asp_nodes::nodes::NodeOptions;
 use asp_ros::{Transport, TransportSettings};
 use asp_sim::SimRobot;
+use asp_simulation::{SimGraph, start_sim_graph};
 use asp_system::map::MapService;
 use asp_system::ports::{MapSnapshot, ObjectMapPort};
 use asp_system::{Journal, JournalEntry};
@@ -48,7 +48,7 @@ struct RunningGraph {
     map: Arc<MapService>,
     // the running nodes (kept alive, never touched: a Mutex makes them Sync), then the bus
     // they talk over, dropped after them
-    _graph: Mutex<Graph>,
+    _graph: Mutex<SimGraph>,
     _transport: Transport,
 }
 
@@ -80,13 +80,13 @@ impl Launcher for NodeGraph {
             call_timeout: self.call_timeout,
             ..TransportSettings::default()
         });
-        let graph = start_graph(cfg, &transport, Some(sim), &self.options)
+        let graph = start_sim_graph(cfg, &transport, sim, &self.options)
             .await
             .map_err(|e| format!("the node graph did not start: {e}"))?;
         Ok(Box::new(RunningGraph {
-            agent: graph.agent.agent.clone(),
-            journal: graph.agent.journal.clone(),
-            map: graph.object_map.service.clone(),
+            agent: graph.product.agent.agent.clone(),
+            journal: graph.product.agent.journal.clone(),
+            map: graph.product.object_map.service.clone(),
             _graph: Mutex::new(graph),
             _transport: transport,
         }))

@@ -12,14 +12,20 @@
 //!   ([`episode::classify`] documents the rule), and trace comparison for determinism
 //!   and replays.
 //! - [`report`]: self-contained HTML episode reports.
+//! - Component benchmarks on simulator renders, which need the renderer's ground truth
+//!   and so live here, beside the judge, rather than in the product crates they measure:
+//!   [`map_quality`] (the object map against the world's objects, `asp bench map`) and
+//!   [`affordance_set`] (the simulator-generated affordance-grounding set).
 //!
 //! Results serialise to JSON ([`runner::SuiteResults`]); a recorded episode can be run
 //! again from it ([`runner::replay_difference`]).
 
+pub mod affordance_set;
 pub mod episode;
 pub mod error;
 pub mod graph;
 pub mod image;
+pub mod map_quality;
 pub mod report;
 pub mod runner;
 pub mod suite;

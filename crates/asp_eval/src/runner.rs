@@ -3,7 +3,7 @@
 //!
 //! How the system under test starts is behind [`Launcher`]: [`crate::NodeGraph`] starts
 //! the ROS node graph (what `asp eval` uses); [`InProcess`] wires the nodes' services
-//! directly ([`asp_system::SimSystem`]), with no ROS layer between them.
+//! directly ([`asp_simulation::SimSystem`]), with no ROS layer between them.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -13,8 +13,9 @@ use asp_config::LoadedConfig;
 use asp_core::robot::CancellationToken;
 use asp_sim::SimRobot;
 use asp_sim::scenario::Scenario;
+use asp_simulation::{SimSystem, SystemOptions};
 use asp_system::ports::{MapSnapshot, ObjectMapPort};
-use asp_system::{JournalEntry, SimSystem, SystemOptions, verified_success};
+use asp_system::{JournalEntry, verified_success};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use tracing::{Instrument, info, info_span};
@@ -301,11 +302,11 @@ pub async fn run_episode(
     };
     let started = Instant::now();
     let cfg = &episode_config(cfg, spec.seed);
-    let sim = asp_system::system::scenario_simulation(cfg, scenario, Some(spec.seed))
+    let sim = asp_simulation::scenario_simulation(cfg, scenario, Some(spec.seed))
         .map_err(|e| start_err(e.to_string()))?;
     let twin = if capture {
         Some(
-            asp_system::system::scenario_simulation(cfg, scenario, Some(spec.seed))
+            asp_simulation::scenario_simulation(cfg, scenario, Some(spec.seed))
                 .map_err(|e| start_err(e.to_string()))?,
         )
     } else {

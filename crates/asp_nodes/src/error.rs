@@ -15,8 +15,6 @@ pub enum NodeError {
     Skills(#[from] asp_skills::SkillError),
     #[error("agent: {0}")]
     Agent(#[from] asp_agent::AgentError),
-    #[error("simulator: {0}")]
-    Sim(#[from] asp_sim::SimError),
     #[error("configuration: {0}")]
     Config(#[from] asp_config::ConfigError),
     #[error("command line: {0}")]

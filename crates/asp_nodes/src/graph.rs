@@ -1,11 +1,11 @@
-//! The whole node graph in one process: every node (the sim node too, when given a
-//! simulation) started on one [`Transport`] — the in-process bus for tests and `asp run`,
-//! or DDS, where each node is a participant of its own and reachable by any other ROS 2
-//! program. The same node code as the binaries, so what runs here runs on a robot.
+//! The whole product node graph in one process: every node started on one
+//! [`Transport`] — the in-process bus for tests and `asp run`, or DDS, where each node is
+//! a participant of its own and reachable by any other ROS 2 program. The same node code
+//! as the binaries, so what runs here runs on a robot (`asp_simulation` puts a sim node
+//! in front of it).
 
 use asp_config::LoadedConfig;
 use asp_ros::Transport;
-use asp_sim::SimRobot;
 use tracing::info;
 
 use crate::NodeError;
@@ -14,10 +14,9 @@ use crate::nodes::{
     AffordanceNode, GoToNode, NodeOptions, ObjectMapNode, SkillExecutorNode, VerifierNode,
     affordance_node, go_to_node, object_map_node, skill_executor_node, verifier_node,
 };
-use crate::sim::{SimNode, start_sim_node};
 
 /// Every running node; dropping it stops them all. Fields drop in order: the agent
-/// first, the sim node (the robot the others drive) last.
+/// first.
 #[derive(Debug)]
 pub struct Graph {
     pub agent: AgentNode,
@@ -26,27 +25,15 @@ pub struct Graph {
     pub affordance: AffordanceNode,
     pub object_map: ObjectMapNode,
     pub verifier: VerifierNode,
-    pub sim: Option<SimNode>,
 }
 
-/// Starts the product nodes on `transport` — and first the sim node over `sim`, when
-/// given (without it the robot's own MoveIt, Nav2 and cameras must be on the transport).
+/// Starts the product nodes on `transport`; the robot's MoveIt, Nav2, cameras and model
+/// server must be reachable on it.
 pub async fn start_graph(
     cfg: &LoadedConfig,
     transport: &Transport,
-    sim: Option<SimRobot>,
     options: &NodeOptions,
 ) -> Result<Graph, NodeError> {
-    let sim = match sim {
-        Some(s) => {
-            let node = transport.node("sim_node")?;
-            Some(start_sim_node(cfg, &node, s).await?)
-        }
-        None => None,
-    };
-    // the nodes ask the simulation's VLM as they would a robot's model server
-    let cfg =
-        &asp_system::standin::pointed_at(cfg, sim.as_ref().and_then(|s| s.vlm_standin.as_ref()));
     let verifier = verifier_node(cfg, transport, options).await?;
     let object_map = object_map_node(cfg, transport).await?;
     let affordance = affordance_node(cfg, transport, options).await?;
@@ -59,7 +46,6 @@ pub async fn start_graph(
         } else {
             "in_process"
         },
-        sim = sim.is_some(),
         "node graph running"
     );
     Ok(Graph {
@@ -69,6 +55,5 @@ pub async fn start_graph(
         affordance,
         object_map,
         verifier,
-        sim,
     })
 }

@@ -206,7 +206,7 @@ impl Launcher {
         let missing = self.missing(target);
         if !missing.is_empty() {
             return Err(NodeError::Launch(format!(
-                "node binaries not found: {} (build them with `cargo build -p asp_nodes`, or set ASP_NODE_BIN_DIR)",
+                "node binaries not found: {} (build them with `cargo build -p asp_nodes -p asp_simulation`, or set ASP_NODE_BIN_DIR)",
                 missing
                     .iter()
                     .map(|p| p.display().to_string())

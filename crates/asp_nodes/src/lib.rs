@@ -56,7 +56,6 @@ pub mod names;
 pub mod nodes;
 pub mod run;
 pub mod scene;
-pub mod sim;
 pub mod skill;
 pub mod verifier;
 pub mod wire;

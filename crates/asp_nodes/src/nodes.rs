@@ -168,7 +168,7 @@ pub async fn affordance_node(
     let map: Arc<dyn ObjectMapPort> = Arc::new(ObjectMapClient::new(&node)?.with_crops(true));
     let memory = if options.memory {
         let models = asp_perception::factory::models(cfg)?;
-        Some(asp_system::system::memory_link(cfg, &models)?)
+        Some(asp_system::memory_link(cfg, &models)?)
     } else {
         None
     };

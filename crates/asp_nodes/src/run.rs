@@ -8,7 +8,6 @@ use asp_config::LoadedConfig;
 use asp_ros::Transport;
 use tracing::{error, info};
 
-use crate::NodeError;
 use crate::args::NodeArgs;
 
 /// Exit status for bad arguments (sysexits' EX_USAGE).
@@ -41,10 +40,11 @@ pub async fn shutdown_signal() {
 
 /// Runs node `name`: `start` builds it from the configuration, the transport and the
 /// arguments; the returned value is kept (serving) until a shutdown signal, then dropped.
-pub fn node_main<F, Fut, H>(name: &str, start: F) -> ExitCode
+pub fn node_main<F, Fut, H, E>(name: &str, start: F) -> ExitCode
 where
     F: FnOnce(LoadedConfig, Transport, NodeArgs) -> Fut,
-    Fut: Future<Output = Result<H, NodeError>>,
+    Fut: Future<Output = Result<H, E>>,
+    E: std::fmt::Display,
 {
     asp_runtime::init_tracing();
     let args = match NodeArgs::parse(name, std::env::args().skip(1)) {

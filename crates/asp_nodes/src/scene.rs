@@ -1,7 +1,8 @@
 //! MoveIt's planning scene over ROS: [`PlanningSceneClient`] is the skill executor's
 //! [`PlanningScenePort`] against move_group's `/apply_planning_scene` (a perceived
-//! object's cloud becomes one collision object of boxes, one per occupied voxel), and
-//! [`serve_sim_planning_scene`] serves that service from the simulator.
+//! object's cloud becomes one collision object of boxes, one per occupied voxel);
+//! [`object_points`] reads such an object back (the simulation's planning scene serves
+//! the service with it).
 
 use std::collections::BTreeSet;
 
@@ -12,16 +13,15 @@ use asp_ros::msg::BoundedVec;
 use asp_ros::msg::builtin_interfaces::Time;
 use asp_ros::msg::geometry_msgs::Pose;
 use asp_ros::msg::moveit_msgs::{
-    ApplyPlanningScene, ApplyPlanningSceneRequest, ApplyPlanningSceneResponse, CollisionObject,
-    PlanningScene, PlanningSceneWorld, RobotState,
+    ApplyPlanningScene, ApplyPlanningSceneRequest, CollisionObject, PlanningScene,
+    PlanningSceneWorld, RobotState,
 };
 use asp_ros::msg::shape_msgs::SolidPrimitive;
 use asp_ros::msg::std_msgs::Header;
-use asp_ros::transport::{Client, ServiceServer};
-use asp_sim::SimRobot;
+use asp_ros::transport::Client;
 use asp_system::skills::PlanningScenePort;
 use async_trait::async_trait;
-use tracing::{debug, warn};
+use tracing::debug;
 
 use crate::NodeError;
 
@@ -131,7 +131,7 @@ impl PlanningScenePort for PlanningSceneClient {
 
 /// The points the simulator's planning scene keeps of a collision object: its primitive
 /// and mesh-vertex positions, in the object's frame.
-fn object_points(o: &CollisionObject) -> Result<Vec<Point3>, String> {
+pub fn object_points(o: &CollisionObject) -> Result<Vec<Point3>, String> {
     let base = convert::isometry(&o.pose, "collision object pose").map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     for p in &o.primitive_poses {
@@ -147,55 +147,6 @@ fn object_points(o: &CollisionObject) -> Result<Vec<Point3>, String> {
         );
     }
     Ok(out)
-}
-
-/// Applies a planning-scene diff to the simulator; `Err` names what it could not take.
-pub fn apply_to_sim(sim: &SimRobot, scene: &PlanningScene, map_frame: &str) -> Result<(), String> {
-    for o in &scene.world.collision_objects {
-        let frame = o.header.frame_id.trim_start_matches('/');
-        match o.operation {
-            op if op == CollisionObject::REMOVE => {
-                sim.remove_collision_object(&o.id);
-            }
-            op if op == CollisionObject::ADD || op == CollisionObject::APPEND => {
-                if !frame.is_empty() && frame != map_frame {
-                    return Err(format!(
-                        "collision object {:?} is in frame {frame:?}; the simulator takes {map_frame:?}",
-                        o.id
-                    ));
-                }
-                sim.apply_collision_object(&o.id, &object_points(o)?);
-            }
-            other => {
-                return Err(format!(
-                    "collision object {:?}: operation {} is not supported",
-                    o.id, other.0
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Serves `/apply_planning_scene` (or `service`) from the simulator's planning scene.
-pub fn serve_sim_planning_scene(
-    node: &Node,
-    service: &str,
-    sim: SimRobot,
-    map_frame: &str,
-) -> Result<ServiceServer, NodeError> {
-    let map_frame = map_frame.to_owned();
-    Ok(
-        node.serve::<ApplyPlanningScene, _, _>(service, move |req: ApplyPlanningSceneRequest| {
-            let result = apply_to_sim(&sim, &req.scene, &map_frame);
-            if let Err(e) = &result {
-                warn!("refusing a planning-scene diff: {e}");
-            }
-            std::future::ready(ApplyPlanningSceneResponse {
-                success: result.is_ok(),
-            })
-        })?,
-    )
 }
 
 #[cfg(test)]
@@ -219,7 +170,7 @@ mod tests {
         assert_eq!(o.primitive_poses.len(), 2);
         assert_eq!(o.primitives[0].dimensions.as_slice(), [0.01; 3]);
         assert_eq!(o.header.frame_id, "map");
-        // and back: the points the simulator keeps are the box centres
+        // and back: the points a planning scene keeps are the box centres
         let back = object_points(&o).unwrap();
         assert!((back[1] - c[1]).norm() < 1e-6);
     }

@@ -10,7 +10,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use asp_core::robot::CancellationToken;
-use asp_nodes::graph::start_graph;
 use asp_nodes::nodes::NodeOptions;
 use asp_ros::msg::TerminalState;
 use asp_ros::msg::asp_interfaces::{
@@ -19,8 +18,9 @@ use asp_ros::msg::asp_interfaces::{
 };
 use asp_ros::{Qos, Transport, TransportSettings};
 use asp_sim::scenario::Scenario;
+use asp_simulation::scenario_simulation;
+use asp_simulation::start_sim_graph;
 use asp_system::JournalEntry;
-use asp_system::system::scenario_simulation;
 use common::{config, config_dir};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -37,7 +37,7 @@ async fn apple_goes_into_the_bowl_through_the_execute_action() {
         memory: false,
         verifier_instance: Some(1),
     };
-    let graph = start_graph(&cfg, &transport, Some(sim.clone()), &options)
+    let graph = start_sim_graph(&cfg, &transport, sim.clone(), &options)
         .await
         .unwrap();
 
@@ -102,6 +102,7 @@ async fn apple_goes_into_the_bowl_through_the_execute_action() {
 
     // every skill committed through the verifier node, whose verdicts were published
     let skills: Vec<_> = graph
+        .product
         .agent
         .journal
         .entries()

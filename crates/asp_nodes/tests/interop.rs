@@ -11,12 +11,12 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use asp_nodes::graph::start_graph;
 use asp_nodes::nodes::NodeOptions;
 use asp_ros::Transport;
 use asp_ros::transport::ServiceMapping;
 use asp_sim::scenario::Scenario;
-use asp_system::system::scenario_simulation;
+use asp_simulation::scenario_simulation;
+use asp_simulation::start_sim_graph;
 use serde_json::Value;
 
 /// Runs the Cyclone peer to its end; its JSON event lines and exit code.
@@ -63,7 +63,7 @@ async fn cyclone_peer_runs_a_goal_on_the_graph() {
         memory: false,
         verifier_instance: Some(7),
     };
-    let _graph = start_graph(&cfg, &t, Some(sim.clone()), &options)
+    let _graph = start_sim_graph(&cfg, &t, sim.clone(), &options)
         .await
         .unwrap();
 

@@ -12,13 +12,13 @@ use std::sync::{Arc, Mutex};
 
 use asp_core::robot::CancellationToken;
 use asp_nodes::launch::{LaunchTarget, Launcher};
-use asp_nodes::sim::start_sim_node;
 use asp_ros::Transport;
 use asp_ros::msg::TerminalState;
 use asp_ros::msg::asp_interfaces::{ExecuteGoalAction, ExecuteGoalActionGoal};
 use asp_ros::transport::ServiceMapping;
 use asp_sim::scenario::Scenario;
-use asp_system::system::scenario_simulation;
+use asp_simulation::scenario_simulation;
+use asp_simulation::start_sim_node;
 
 /// How one scenario went on the robot path.
 struct Outcome {

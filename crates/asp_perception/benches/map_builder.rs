@@ -12,8 +12,9 @@
 //! keyframes, and copying the precomputed detections for each call (done outside the
 //! timed span, because `integrate` takes them by value).
 //!
-//! A third row runs [`asp_perception::bench::map_quality`] (what `asp bench map` calls)
-//! on keyframes of the embedded simulator's tabletop world, swept along the table.
+//! The same figure on the embedded simulator's tabletop world, swept along the table,
+//! with precision and recall against its objects, is `asp bench map`
+//! (`asp_eval::map_quality`, which needs the simulator's ground truth).
 //!
 //! The work runs on this one thread. Each call is timed twice: by the thread's CPU clock
 //! (`CLOCK_THREAD_CPUTIME_ID`: what one core spends, unaffected by other processes on a
@@ -29,7 +30,6 @@ use std::time::{Duration, Instant};
 use asp_config::ObjectMapConfig;
 use asp_core::RgbdFrame;
 use asp_core::models::TextEmbedder;
-use asp_perception::bench::{MapQualityConfig, map_quality};
 use asp_perception::eval::{ground_truth_objects, score_map};
 use asp_perception::{KeyframeDetections, MapBuilder, SimulatedImageEmbedder, SimulatedSegmenter};
 use rustix::time::{ClockId, clock_gettime};
@@ -148,19 +148,6 @@ fn main() {
     let s = score_map(builder.map(), &gt, 0.02, 0.5).unwrap();
     let camera = integrate_rounds(&mut builder, &camera_frames, &detections, rounds);
 
-    // the tabletop world of the embedded simulator, swept along the table (bench::map_quality,
-    // what `asp bench map` runs)
-    let world = asp_sim::load_world(support::root().join("config/worlds/tabletop.yaml")).unwrap();
-    let tabletop = map_quality(
-        &world,
-        &MapQualityConfig {
-            timing_rounds: rounds / 2,
-            ..Default::default()
-        },
-        Arc::clone(&text),
-    )
-    .unwrap();
-
     // MiniLM query embedding (ORT, intra-op threads 1: inference runs on this thread)
     let e = support::minilm();
     let queries = [
@@ -199,15 +186,6 @@ fn main() {
         &camera,
     );
     println!(
-        "| map builder `integrate`, asp_sim tabletop world, {} keyframes swept along the table ({} objects), excluding model inference | {:.1} frames/s ({:.2} ms/frame) | {:.1} frames/s ({:.2} ms/frame) |",
-        tabletop.keyframes,
-        tabletop.gt_objects,
-        tabletop.fps,
-        tabletop.integrate_cpu_ms,
-        1e3 / tabletop.integrate_wall_ms,
-        tabletop.integrate_wall_ms
-    );
-    println!(
         "| simulated segmenter + embedder per keyframe (model stage, not in the above) | {:.1} ms | {:.1} ms |",
         mean(&detect.cpu),
         mean(&detect.wall)
@@ -231,9 +209,5 @@ fn main() {
         s.gt_objects,
         s.precision,
         s.recall
-    );
-    println!(
-        "asp_sim tabletop world: objects / ground truth {} / {} (precision {:.2}, recall {:.2})",
-        tabletop.objects, tabletop.gt_objects, tabletop.precision, tabletop.recall
     );
 }

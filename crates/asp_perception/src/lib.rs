@@ -13,9 +13,7 @@
 //! - [`replay`]: mapping from a rosbag2 MCAP recording.
 //! - [`factory`]: the configured backends.
 //! - [`eval`]: precision/recall of a map against simulator ground truth.
-//! - [`bench`]: map quality and builder throughput on [`asp_sim`] keyframes (`asp bench map`).
 
-pub mod bench;
 pub mod builder;
 mod error;
 pub mod eval;

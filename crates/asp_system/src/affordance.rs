@@ -115,3 +115,16 @@ impl AffordancePort for AffordanceService {
         Ok(report)
     }
 }
+
+/// The affordance memory with the perception embedders that key its entries.
+pub fn memory_link(
+    cfg: &LoadedConfig,
+    models: &asp_perception::PerceptionModels,
+) -> Result<MemoryLink, crate::SystemError> {
+    Ok(MemoryLink {
+        memory: Arc::new(open_memory(cfg)?),
+        image: models.image_embedder.clone(),
+        text: models.text_embedder.clone(),
+        top_n: cfg.config.affordance_node.memory.top_n,
+    })
+}

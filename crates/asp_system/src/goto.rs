@@ -17,17 +17,10 @@ use crate::ports::{
     RelocalizedObject, ServiceError,
 };
 
-/// Where the occupancy grid comes from (`/map` on a robot, the simulator in process).
+/// Where the occupancy grid comes from (`/map` on a robot).
 #[async_trait]
 pub trait GridSource: Send + Sync {
     async fn occupancy_grid(&self) -> Result<OccupancyGrid, String>;
-}
-
-#[async_trait]
-impl GridSource for asp_sim::SimRobot {
-    async fn occupancy_grid(&self) -> Result<OccupancyGrid, String> {
-        asp_sim::SimRobot::occupancy_grid(self).map_err(|e| e.to_string())
-    }
 }
 
 /// The go_to service.

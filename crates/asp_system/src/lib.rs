@@ -9,25 +9,24 @@
 //! | [`skills`] | skill_executor_node: planning scene, then the gated executor | §1.4 |
 //! | [`goto`] | go_to_node: affordance-facing navigation | §1.6 |
 //! | [`backend`] | agent_node's tool backend over the ports | §1.3 |
-//! | [`models`] | the verifier's outcome VLM from the configuration | §4.3 |
-//! | [`sim`] | the embedded simulator's planning scene | — |
-//! | [`system`] | everything in one process over the embedded simulator | — |
+//! | [`models`] | the models the nodes ask, from the configuration | §4.3 |
+//!
+//! Nothing here knows the simulator: `asp_simulation` composes these services over it.
 
 pub mod affordance;
 pub mod backend;
+mod error;
 pub mod goto;
 pub mod map;
 pub mod models;
 pub mod ports;
-pub mod sim;
 pub mod skills;
-pub mod standin;
-pub mod system;
 
+pub use affordance::memory_link;
 pub use backend::{GraphBackend, Journal, JournalEntry, verified_success};
+pub use error::SystemError;
 pub use ports::{
     AffordancePort, AffordanceQuery, GoToGoal, GoToReply, MapObject, MapSnapshot, MapSummary,
     NavigationPort, ObjectMapPort, RelocalizedObject, ServiceError, SkillPort, SkillReply,
     SpatialAnswer, SpatialQuery,
 };
-pub use system::{SimSystem, SystemError, SystemOptions};

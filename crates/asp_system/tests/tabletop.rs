@@ -10,8 +10,8 @@ use asp_agent::GoalStatus;
 use asp_config::{ConfigLoader, LoadedConfig};
 use asp_core::robot::CancellationToken;
 use asp_sim::scenario::Scenario;
-use asp_system::system::scenario_simulation;
-use asp_system::{JournalEntry, SimSystem, SystemOptions};
+use asp_simulation::{SimSystem, SystemOptions, scenario_simulation};
+use asp_system::JournalEntry;
 
 fn config_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../config")

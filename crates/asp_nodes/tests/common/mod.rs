@@ -47,7 +47,7 @@ pub fn dds_settings(
 
 /// The folder of this package's binaries.
 pub fn bin_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_sim_node"))
+    PathBuf::from(env!("CARGO_BIN_EXE_agent_node"))
         .parent()
         .unwrap()
         .to_path_buf()

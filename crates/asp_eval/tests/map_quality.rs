@@ -10,10 +10,10 @@ mod support;
 use std::sync::Arc;
 
 use asp_core::models::{Segmenter, TextEmbedder};
-use asp_perception::SimulatedSegmenter;
-use asp_perception::bench::{
+use asp_eval::map_quality::{
     MapQualityConfig, MapQualityReport, ViewPlan, map_quality, plan_views, render_keyframes,
 };
+use asp_perception::SimulatedSegmenter;
 use asp_sim::World;
 
 fn tabletop() -> World {

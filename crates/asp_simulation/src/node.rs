@@ -42,10 +42,12 @@ use asp_sim::SimRobot;
 use async_trait::async_trait;
 use tracing::{debug, info, warn};
 
-use crate::camera::{CAMERA_QOS, ground_truth_message};
-use crate::grid::MAP_QOS;
-use crate::names::{self, CameraTopics};
-use crate::{AbortOnDrop, NodeError};
+use asp_nodes::camera::{CAMERA_QOS, ground_truth_message};
+use asp_nodes::grid::MAP_QOS;
+use asp_nodes::names::{self, CameraTopics};
+use asp_nodes::{AbortOnDrop, NodeError};
+
+use crate::SimulationError;
 
 /// The simulation's clock: simulated time, strictly increasing across stamps.
 #[derive(Debug)]
@@ -322,8 +324,8 @@ pub async fn start_sim_node(
     cfg: &LoadedConfig,
     node: &Node,
     sim: SimRobot,
-) -> Result<SimNode, NodeError> {
-    let vlm_standin = asp_system::standin::start_vlm_standin(cfg, &sim).await?;
+) -> Result<SimNode, SimulationError> {
+    let vlm_standin = crate::standin::start_vlm_standin(cfg, &sim).await?;
     let c = &cfg.config;
     let interfaces = &c.skill_executor_node.interfaces;
     let map_frame = c.common.frames.map.as_str();
@@ -452,7 +454,7 @@ mod tests {
     #[test]
     fn stamps_strictly_increase_at_one_simulated_instant() {
         let cfg = asp_config::AspConfig::load_dir(asp_runtime::built_in_config_dir()).unwrap();
-        let sim = asp_system::system::simulation(&cfg, None).unwrap();
+        let sim = crate::simulation(&cfg, None).unwrap();
         let clock = SimClock::new(sim);
         let a = clock.stamp();
         let b = clock.stamp();

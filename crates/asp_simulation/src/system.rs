@@ -1,46 +1,30 @@
 //! The whole system in one process over the embedded simulator: every node's service
-//! wired to the others through the ports, and the agent on top. `asp run` and the tests
-//! use it; the ROS graph (`asp_nodes`) wires the same services over ROS 2 instead.
+//! wired to the others through the ports, and the agent on top, without ROS. The
+//! evaluation's in-process launcher and the end-to-end tests use it; [`crate::graph`]
+//! wires the same services as ROS nodes instead.
 
 use std::sync::Arc;
 
-use asp_affordance::MemoryLink;
 use asp_agent::{Agent, EventSink, StateSink};
 use asp_config::LoadedConfig;
 use asp_config::sections::skills::ObserverBackend;
 use asp_kinematics::{RobotModel, Xarm6};
-use asp_perception::PerceptionModels;
 use asp_sim::scenario::Scenario;
 use asp_sim::{SimRobot, SimSettings};
 use asp_skills::{
     BlindObserver, EStop, LocalVerifier, PerceptionObserver, SceneObserver, SkillExecutor,
 };
 
-use crate::affordance::{AffordanceService, open_memory};
-use crate::backend::{GraphBackend, Journal};
-use crate::goto::GoToService;
-use crate::map::MapService;
-use crate::ports::ObjectMapPort;
-use crate::skills::SkillService;
+use asp_system::affordance::AffordanceService;
+use asp_system::backend::{GraphBackend, Journal};
+use asp_system::goto::GoToService;
+use asp_system::map::MapService;
+use asp_system::memory_link;
+use asp_system::ports::{NavigationPort, ObjectMapPort};
+use asp_system::skills::SkillService;
 
-/// Building the system failed; the message names the part.
-#[derive(Debug, thiserror::Error)]
-pub enum SystemError {
-    #[error("robot model: {0}")]
-    Model(String),
-    #[error("simulator: {0}")]
-    Sim(#[from] asp_sim::SimError),
-    #[error("perception models: {0}")]
-    Perception(#[from] asp_perception::PerceptionError),
-    #[error("{0}")]
-    Service(#[from] crate::ports::ServiceError),
-    #[error("skill executor: {0}")]
-    Skills(#[from] asp_skills::SkillError),
-    #[error("agent: {0}")]
-    Agent(#[from] asp_agent::AgentError),
-    #[error("configuration: {0}")]
-    Config(String),
-}
+use crate::SimulationError;
+use crate::scene::{SimGrid, SimPlanningScene};
 
 /// Choices for one in-process system.
 #[derive(Debug, Clone)]
@@ -62,14 +46,14 @@ impl Default for SystemOptions {
 }
 
 /// The robot model every simulation uses.
-pub fn robot_model() -> Result<Arc<dyn RobotModel>, SystemError> {
+pub fn robot_model() -> Result<Arc<dyn RobotModel>, SimulationError> {
     Ok(Arc::new(
-        Xarm6::on_base().map_err(|e| SystemError::Model(e.to_string()))?,
+        Xarm6::on_base().map_err(|e| SimulationError::Model(e.to_string()))?,
     ))
 }
 
 /// The simulation of `sim_node` (its world and start pose), seeded with `seed` when given.
-pub fn simulation(cfg: &LoadedConfig, seed: Option<u64>) -> Result<SimRobot, SystemError> {
+pub fn simulation(cfg: &LoadedConfig, seed: Option<u64>) -> Result<SimRobot, SimulationError> {
     let mut sim_cfg = cfg.config.sim_node.clone();
     if let Some(s) = seed {
         sim_cfg.seed = s;
@@ -86,7 +70,7 @@ pub fn scenario_simulation(
     cfg: &LoadedConfig,
     scenario: &Scenario,
     seed: Option<u64>,
-) -> Result<SimRobot, SystemError> {
+) -> Result<SimRobot, SimulationError> {
     let mut settings = SimSettings::from_config(&cfg.config.sim_node);
     if let Some(s) = seed {
         settings.seed = s;
@@ -139,7 +123,7 @@ impl SimSystem {
         options: &SystemOptions,
         state_sink: Option<Arc<dyn StateSink>>,
         event_sink: Option<Arc<dyn EventSink>>,
-    ) -> Result<Self, SystemError> {
+    ) -> Result<Self, SimulationError> {
         let vlm_standin = crate::standin::start_vlm_standin(cfg, &sim).await?;
         let cfg = &crate::standin::pointed_at(cfg, vlm_standin.as_ref());
         let models = asp_perception::factory::models(cfg)?;
@@ -167,7 +151,7 @@ impl SimSystem {
         let verifier = Arc::new(LocalVerifier::from_config(
             &cfg.config,
             options.verifier_instance,
-            crate::models::outcome_vlm(&cfg.config)?,
+            asp_system::models::outcome_vlm(&cfg.config)?,
         ));
         let executor = SkillExecutor::new(
             Arc::new(sim.clone()),
@@ -177,13 +161,16 @@ impl SimSystem {
             &cfg.config,
             estop.listener(),
         )?;
-        let skills = Arc::new(SkillService::new(executor, Arc::new(sim.clone())));
+        let skills = Arc::new(SkillService::new(
+            executor,
+            Arc::new(SimPlanningScene(sim.clone())),
+        ));
         let navigation = cfg.config.agent_node.mobile.then(|| {
             Arc::new(GoToService::new(
                 Arc::new(sim.clone()),
                 map.clone(),
                 affordance.clone(),
-                Arc::new(sim.clone()),
+                Arc::new(SimGrid(sim.clone())),
                 estop.listener(),
                 &cfg.config.go_to_node,
             ))
@@ -193,9 +180,7 @@ impl SimSystem {
             map.clone(),
             affordance.clone(),
             skills.clone(),
-            navigation
-                .clone()
-                .map(|n| n as Arc<dyn crate::ports::NavigationPort>),
+            navigation.clone().map(|n| n as Arc<dyn NavigationPort>),
         )
         .with_journal(journal.clone())
         .with_look_camera(
@@ -230,17 +215,4 @@ impl SimSystem {
             vlm_standin,
         })
     }
-}
-
-/// The affordance memory with the perception embedders that key its entries.
-pub fn memory_link(
-    cfg: &LoadedConfig,
-    models: &PerceptionModels,
-) -> Result<MemoryLink, SystemError> {
-    Ok(MemoryLink {
-        memory: Arc::new(open_memory(cfg)?),
-        image: models.image_embedder.clone(),
-        text: models.text_embedder.clone(),
-        top_n: cfg.config.affordance_node.memory.top_n,
-    })
 }

@@ -4,7 +4,7 @@
 //! simulator's ray-cast camera, builds the ObjectMap from them with the SIMULATED
 //! segmenter and image embedder (the real text embedder the caller passes, applied to the
 //! objects' descriptions), and scores the map against the simulator's ground truth with
-//! [`crate::eval`]: precision is the share of map objects matching a ground-truth object
+//! [`asp_perception::eval`]: precision is the share of map objects matching a ground-truth object
 //! (voxel IoU ≥ `iou_threshold`, one-to-one), recall the share of ground-truth objects
 //! (instances seen with at least `crops.min_segment_area` pixels) that a map object
 //! matches.
@@ -31,10 +31,10 @@ use asp_sim::World;
 use asp_sim::render::{CameraView, DepthNoise, look_at, render, world_items};
 use serde::{Deserialize, Serialize};
 
-use crate::PerceptionError;
-use crate::builder::{KeyframeDetections, MapBuilder};
-use crate::eval::{Match, ground_truth_objects, score_map};
-use crate::simulated::{SimulatedImageEmbedder, SimulatedSegmenter};
+use asp_perception::PerceptionError;
+use asp_perception::builder::{KeyframeDetections, MapBuilder};
+use asp_perception::eval::{Match, ground_truth_objects, score_map};
+use asp_perception::simulated::{SimulatedImageEmbedder, SimulatedSegmenter};
 
 /// The simulated RGB-D camera.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -245,7 +245,10 @@ impl MapQualityReport {
 }
 
 fn bad(key: &str, problem: impl Into<String>) -> PerceptionError {
-    PerceptionError::config(format!("bench.map.{key}"), problem)
+    PerceptionError::Config {
+        key: format!("bench.map.{key}"),
+        problem: problem.into(),
+    }
 }
 
 /// The keyframe camera poses (`map → optical frame`) of `plan` in `world`.
@@ -416,7 +419,7 @@ fn mean_ms(total: Duration, n: usize) -> f64 {
 
 /// Builds the map of `world` from simulator keyframes and scores it (see the module
 /// docs). `text` is the text embedder behind the simulated image embedder (the
-/// configured one: MiniLM on a robot, [`crate::HashingTextEmbedder`] without models).
+/// configured one: MiniLM on a robot, [`asp_perception::HashingTextEmbedder`] without models).
 pub fn map_quality(
     world: &World,
     cfg: &MapQualityConfig,

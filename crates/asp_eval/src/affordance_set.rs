@@ -30,8 +30,8 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::AffordanceError;
-use crate::eval::EvalSample;
+use asp_affordance::AffordanceError;
+use asp_affordance::eval::{EvalSample, GroundingReport, run_modes, simulated_detector};
 
 /// What to generate.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -294,4 +294,33 @@ pub fn sim_set(cfg: &SimSetConfig) -> Result<Vec<SimSample>, AffordanceError> {
         }
     }
     Ok(out)
+}
+
+/// Renders the simulator set `set` and evaluates every mode on it with
+/// [`simulated_detector`]. `config_dir` is the configuration folder (`config/`).
+pub async fn sim_report(
+    config_dir: &Path,
+    set: &SimSetConfig,
+) -> Result<GroundingReport, AffordanceError> {
+    let cfg = asp_config::AspConfig::load_dir(config_dir)?;
+    let detector = simulated_detector(&cfg)?;
+    let samples = sim_set(set)?;
+    let worlds: Vec<String> = set
+        .worlds
+        .iter()
+        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .collect();
+    run_modes(
+        &detector,
+        &samples,
+        format!(
+            "simulator-generated set: worlds {}, {} views per (part, instruction), seed {}, {}x{} camera",
+            worlds.join(" + "),
+            set.views_per_task,
+            set.seed,
+            set.width,
+            set.height
+        ),
+    )
+    .await
 }

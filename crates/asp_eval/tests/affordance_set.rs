@@ -4,9 +4,10 @@
 
 use std::path::PathBuf;
 
-use asp_affordance::eval::{EvalSample, SimSetConfig, run_modes, sim_set, simulated_detector};
+use asp_affordance::eval::{EvalSample, run_modes, simulated_detector};
 use asp_config::AspConfig;
 use asp_config::sections::affordance::GroundingMode;
+use asp_eval::affordance_set::{SimSetConfig, sim_set};
 
 fn config_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../config")

@@ -3,13 +3,14 @@
 //! simulated VLM/segmenter driven by those frames; A-Harness (verifier on) vs verifier off
 //! vs the fixed detect-then-segment chain.
 //!
-//! cargo run --release -p asp_affordance --example sim_grounding_eval -- [VIEWS_PER_TASK] [SEED]
+//! cargo run --release -p asp_eval --example sim_grounding_eval -- [VIEWS_PER_TASK] [SEED]
 #![allow(clippy::print_stdout)]
 
 use std::path::Path;
 
-use asp_affordance::eval::{SimSetConfig, run_modes, sim_set, simulated_detector};
+use asp_affordance::eval::{run_modes, simulated_detector};
 use asp_config::AspConfig;
+use asp_eval::affordance_set::{SimSetConfig, sim_set};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

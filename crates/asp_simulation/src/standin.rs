@@ -9,7 +9,7 @@ use asp_sim::SimRobot;
 use asp_vlm_standin::{FrameLog, StandInModels, VlmStandIn};
 use tracing::info;
 
-use crate::system::SystemError;
+use crate::SimulationError;
 
 /// Starts the stand-in of `sim_node.vlm_standin` (when enabled) on the frames `sim`
 /// renders from now on. Its models are the simulated ones, with the error settings of
@@ -18,13 +18,13 @@ use crate::system::SystemError;
 pub async fn start_vlm_standin(
     cfg: &LoadedConfig,
     sim: &SimRobot,
-) -> Result<Option<VlmStandIn>, SystemError> {
+) -> Result<Option<VlmStandIn>, SimulationError> {
     let c = &cfg.config;
     let s = &c.sim_node.vlm_standin;
     if !s.enabled {
         return Ok(None);
     }
-    let bad = |m: String| SystemError::Config(format!("sim_node.vlm_standin: {m}"));
+    let bad = SimulationError::StandIn;
     let bind: SocketAddr = s
         .bind
         .parse()
@@ -33,8 +33,8 @@ pub async fn start_vlm_standin(
         .map_err(|e| bad(format!("the retrieval stand-in's text embedder: {e}")))?;
     let models = StandInModels {
         retrieval: Arc::new(asp_perception::factory::simulated_retrieval_vlm(cfg, &text)),
-        affordance: Arc::new(crate::models::simulated_affordance_vlm(c)),
-        outcome: Arc::new(crate::models::simulated_outcome_vlm(c)),
+        affordance: Arc::new(asp_system::models::simulated_affordance_vlm(c)),
+        outcome: Arc::new(asp_system::models::simulated_outcome_vlm(c)),
     };
     let frames = Arc::new(FrameLog::new(s.frames_kept));
     let log = Arc::clone(&frames);

@@ -1,0 +1,46 @@
+//! Shared helpers of the integration tests (as asp_nodes's).
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::path::PathBuf;
+
+use asp_config::{ConfigLoader, LoadedConfig};
+
+pub fn config_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../config")
+}
+
+/// The shipped configuration with data under `data` and `overrides` on top.
+pub fn config(data: &tempfile::TempDir, overrides: &[&str]) -> LoadedConfig {
+    let mut l = ConfigLoader::new()
+        .dir(config_dir())
+        .unwrap()
+        .set(&format!("/**.paths.data_dir={}", data.path().display()))
+        .unwrap();
+    for o in overrides {
+        l = l.set(o).unwrap();
+    }
+    l.load().unwrap()
+}
+
+/// A DDS domain no other test of this process uses (and, through the process id, most
+/// likely no other process either).
+pub fn fresh_domain() -> u16 {
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let base = 23 + (std::process::id() % 17) as u16 * 11;
+    let n = NEXT.fetch_add(1, Ordering::SeqCst);
+    10 + (base + n) % 220
+}
+
+/// DDS settings for tests: patient discovery (2 shared cores, several processes).
+pub fn dds_settings(
+    domain: u16,
+    mapping: asp_ros::transport::ServiceMapping,
+) -> asp_ros::TransportSettings {
+    asp_ros::TransportSettings {
+        domain_id: domain,
+        service_mapping: mapping,
+        discovery_timeout: std::time::Duration::from_secs(60),
+        call_timeout: std::time::Duration::from_secs(150),
+    }
+}
