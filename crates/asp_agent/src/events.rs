@@ -122,6 +122,17 @@ pub enum GoalErrorCode {
     Unplannable,
     /// A subtask could not be done (offline agent): an object not found, a skill failed.
     SubtaskFailed,
+    /// Refused before planning: the goal is empty.
+    GoalEmpty,
+    /// Refused before planning: the goal is only whitespace.
+    GoalBlank,
+    /// Refused before planning: longer than `limits.max_goal_chars`.
+    GoalTooLong,
+    /// Refused before planning: the goal holds a control character.
+    GoalControlCharacter,
+    /// Refused: no word of the goal names an action the offline planner knows ("hello",
+    /// "make me a coffee"); the LLM agent leaves this to the model.
+    GoalNoVerb,
 }
 
 /// One thing that happened during a goal. Serialised as JSON lines by `asp run --json`

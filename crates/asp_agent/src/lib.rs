@@ -16,6 +16,7 @@
 
 pub mod backend;
 pub mod events;
+pub mod goal_input;
 mod llm_agent;
 mod offline;
 pub mod planner;
@@ -32,7 +33,7 @@ use asp_config::sections::agent::LlmBackend;
 use asp_core::State;
 use asp_llm::{LlmClient, LlmError};
 use tokio_util::sync::CancellationToken;
-use tracing::{Instrument, info, info_span};
+use tracing::{Instrument, info, info_span, warn};
 
 pub use backend::{ActionReport, ToolBackend, ToolContext, ToolFailure, ToolResult, Verdict};
 pub use events::{
@@ -174,9 +175,11 @@ impl Agent {
             self.state_sink.as_ref(),
             self.event_sink.as_ref(),
         );
+        // a refused goal may be megabytes of anything: events and logs show its start
+        let shown = goal_input::shown(goal);
         rt.emit(Ev::GoalStarted {
             goal_id: goal_id.clone(),
-            goal: goal.to_owned(),
+            goal: shown.clone(),
             agent: self.kind(),
             model: match &self.brain {
                 Brain::Llm(c) => Some(c.model().to_owned()),
@@ -184,9 +187,23 @@ impl Agent {
             },
             state: rt.state.clone(),
         });
-        info!(goal, "goal started");
+        info!(goal = %shown, "goal started");
         let mut model = ModelUse::default();
+        let refused = goal_input::check_goal(goal, self.settings.max_goal_chars).err();
         let (plan, end) = match &self.brain {
+            _ if let Some(r) = refused => {
+                warn!(code = ?r.code(), "goal refused: {}", r.message());
+                (
+                    None,
+                    DriveEnd::Failed(
+                        GoalError {
+                            code: r.code(),
+                            message: r.message(),
+                        },
+                        String::new(),
+                    ),
+                )
+            }
             Brain::Offline => match planner::rules::parse_goal(goal) {
                 Ok(plan) => {
                     rt.emit(Ev::Planned {
@@ -200,8 +217,11 @@ impl Agent {
                     None,
                     DriveEnd::Failed(
                         GoalError {
-                            code: GoalErrorCode::Unplannable,
-                            message: e.to_string(),
+                            code: match e.kind {
+                                planner::PlanErrorKind::NoVerb => GoalErrorCode::GoalNoVerb,
+                                planner::PlanErrorKind::Other => GoalErrorCode::Unplannable,
+                            },
+                            message: format!("cannot plan the goal: {}", e.message),
                         },
                         String::new(),
                     ),
@@ -308,7 +328,7 @@ impl Agent {
         info!(status = ?status, tool_calls = rt.calls, "goal finished");
         GoalReport {
             goal_id,
-            goal: goal.to_owned(),
+            goal: shown,
             agent: self.kind(),
             status,
             summary,

@@ -40,6 +40,8 @@ pub struct AgentSettings {
     /// Decompose with the LLM first (LLM agent).
     pub planner_use_llm: bool,
     pub planner_max_regenerations: u32,
+    /// Longest goal accepted, in characters.
+    pub max_goal_chars: usize,
 }
 
 impl AgentSettings {
@@ -54,6 +56,7 @@ impl AgentSettings {
             mobile: a.mobile,
             planner_use_llm: a.planner.use_llm,
             planner_max_regenerations: a.planner.max_regenerations,
+            max_goal_chars: a.limits.max_goal_chars as usize,
         }
     }
 

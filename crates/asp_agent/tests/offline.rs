@@ -224,8 +224,10 @@ async fn several_objects_in_one_goal() {
 async fn what_it_cannot_do_fails_clearly() {
     let w = world();
     let (agent, _) = offline_agent(w.clone(), settings());
+    // no verb the planner knows: refused with its own code, before any tool call
     let r = run(&agent, "make me a coffee").await;
-    assert_eq!(error_code(&r), GoalErrorCode::Unplannable);
+    assert_eq!(error_code(&r), GoalErrorCode::GoalNoVerb);
+    assert_eq!(r.tool_calls, 0);
     assert!(r.summary.contains("no known verb"), "{}", r.summary);
     let r = run(&agent, "pick up the giraffe").await;
     assert_eq!(error_code(&r), GoalErrorCode::SubtaskFailed);

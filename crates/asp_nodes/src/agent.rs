@@ -20,6 +20,7 @@ use asp_ros::action::{ActionServer, ActionServerOptions, GoalContext, GoalHandle
 use asp_ros::msg::asp_interfaces::{
     ExecuteGoal, ExecuteGoalAction, ExecuteGoalActionFeedback, ExecuteGoalActionGoal,
     ExecuteGoalActionResult, ExecuteGoalRequest, ExecuteGoalResponse, SymbolicState, error_code,
+    goal_refused,
 };
 use asp_ros::msg::builtin_interfaces::Time;
 use asp_ros::msg::std_msgs::Header;
@@ -170,6 +171,14 @@ pub fn answer(report: &GoalReport) -> GoalAnswer {
         ),
         GoalStatus::Failed { error } => {
             use asp_agent::GoalErrorCode as C;
+            if let Some(code) = refusal_code(error.code) {
+                return GoalAnswer {
+                    success: false,
+                    error_code: code,
+                    error_msg: error.message.clone(),
+                    summary: report.summary.clone(),
+                };
+            }
             let kind = match error.code {
                 C::Unplannable => FailureKind::InvalidArgument,
                 C::ModelUnavailable | C::MalformedOutput | C::ModelGaveUp => {
@@ -178,6 +187,11 @@ pub fn answer(report: &GoalReport) -> GoalAnswer {
                 C::ToolCallCap | C::RetryLimit | C::SubtaskFailed => {
                     last_failure.unwrap_or(FailureKind::Internal)
                 }
+                C::GoalEmpty
+                | C::GoalBlank
+                | C::GoalTooLong
+                | C::GoalControlCharacter
+                | C::GoalNoVerb => FailureKind::InvalidArgument,
             };
             (false, Some(kind), error.message.clone())
         }
@@ -195,6 +209,20 @@ pub fn answer(report: &GoalReport) -> GoalAnswer {
     }
 }
 
+/// The ExecuteGoal `error_code` of a goal refused before planning; `None` for other
+/// failures.
+pub fn refusal_code(code: asp_agent::GoalErrorCode) -> Option<u16> {
+    use asp_agent::GoalErrorCode as C;
+    Some(match code {
+        C::GoalEmpty => goal_refused::EMPTY,
+        C::GoalBlank => goal_refused::BLANK,
+        C::GoalTooLong => goal_refused::TOO_LONG,
+        C::GoalControlCharacter => goal_refused::CONTROL_CHARACTER,
+        C::GoalNoVerb => goal_refused::NO_VERB,
+        _ => return None,
+    })
+}
+
 /// Runs ExecuteGoal action goals on the agent.
 struct ExecuteHandler {
     agent: Arc<Agent>,
@@ -203,14 +231,6 @@ struct ExecuteHandler {
 
 #[async_trait]
 impl GoalHandler<ExecuteGoalAction> for ExecuteHandler {
-    fn validate(&self, goal: &ExecuteGoalActionGoal) -> Result<(), String> {
-        if goal.goal.trim().is_empty() {
-            Err("the goal is empty".into())
-        } else {
-            Ok(())
-        }
-    }
-
     async fn execute(
         &self,
         goal: ExecuteGoalActionGoal,
@@ -235,7 +255,7 @@ impl GoalHandler<ExecuteGoalAction> for ExecuteHandler {
         };
         let (report, ()) = tokio::join!(run, forward);
         let a = answer(&report);
-        info!(goal = %goal.goal, success = a.success, "{}", report.summary);
+        info!(goal = %report.goal, success = a.success, "{}", report.summary);
         let result = ExecuteGoalActionResult {
             success: a.success,
             error_code: a.error_code,
@@ -312,19 +332,11 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
         move |req: ExecuteGoalRequest| {
             let (a, n) = (a.clone(), counter.fetch_add(1, Ordering::Relaxed) + 1);
             async move {
-                if req.goal.trim().is_empty() {
-                    return ExecuteGoalResponse {
-                        success: false,
-                        error_code: error_code(FailureKind::InvalidArgument),
-                        error_msg: "the goal is empty".into(),
-                        summary: String::new(),
-                    };
-                }
                 let report = a
                     .run_goal(format!("srv-{n}"), &req.goal, CancellationToken::new())
                     .await;
                 let ans = answer(&report);
-                info!(goal = %req.goal, success = ans.success, "{}", report.summary);
+                info!(goal = %report.goal, success = ans.success, "{}", report.summary);
                 ExecuteGoalResponse {
                     success: ans.success,
                     error_code: ans.error_code,

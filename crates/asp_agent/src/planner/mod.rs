@@ -213,6 +213,16 @@ impl Plan {
 pub struct PlanError {
     pub goal: String,
     pub message: String,
+    pub kind: PlanErrorKind,
+}
+
+/// Why a goal could not be planned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanErrorKind {
+    /// No word of a clause asks for an action.
+    NoVerb,
+    /// Anything else: an object missing, a location the skills cannot reach.
+    Other,
 }
 
 /// Receptacles that must be opened before something is placed in them.

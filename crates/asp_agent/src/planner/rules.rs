@@ -8,7 +8,12 @@
 //! steps added. [`parse_object_phrase`] splits an object phrase into a retrieval query
 //! and a spatial relation for the offline agent.
 
-use super::{Plan, PlanError, PlanSource, Preposition, Subtask, Verb, add_implied_steps};
+use super::{
+    Plan, PlanError, PlanErrorKind, PlanSource, Preposition, Subtask, Verb, add_implied_steps,
+};
+
+/// How a clause without a known verb is reported (and told apart by [`parse_goal`]).
+const NO_VERB: &str = "no known verb in ";
 
 const ARTICLES: &[&str] = &[
     "the", "a", "an", "some", "my", "your", "this", "that", "these", "those", "any", "one",
@@ -106,6 +111,11 @@ const VERB_WORDS: &[&str] = &[
 pub fn parse_goal(goal: &str) -> Result<Plan, PlanError> {
     let err = |message: String| PlanError {
         goal: goal.to_owned(),
+        kind: if message.starts_with(NO_VERB) {
+            PlanErrorKind::NoVerb
+        } else {
+            PlanErrorKind::Other
+        },
         message,
     };
     let text = normalise(goal);
@@ -934,8 +944,18 @@ fn parse_action_clause(clause: &str, ctx: &mut Ctx) -> Result<Vec<Subtask>, Stri
         return Ok(pickup(obj(&rest, ctx)?, ctx));
     }
     Err(format!(
-        "no known verb in {c:?}; the planner understands: pick up/grab/take, put/place/drop X on|in Y, open, close, turn on/off, press/push (buttons), ring, type, dial, unplug, remove/pull out"
+        "{NO_VERB}{:?}; the planner understands: pick up/grab/take, put/place/drop X on|in Y, open, close, turn on/off, press/push (buttons), ring, type, dial, unplug, remove/pull out",
+        clip(c, 60)
     ))
+}
+
+/// At most `max` characters of `s`, with "…" when cut (messages quote the input, they do
+/// not repeat it).
+fn clip(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
 }
 
 /// How an object phrase singles out one candidate.

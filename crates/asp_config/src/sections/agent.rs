@@ -125,6 +125,10 @@ pub struct AgentLimits {
     /// navigation) before the agent stops waiting for it. Seconds. Default 5.
     #[garde(range(min = 0.0, max = 120.0))]
     pub cancel_grace_s: f64,
+    /// Longest goal accepted, in characters; longer goals are refused before planning.
+    /// Default 2000.
+    #[garde(range(min = 1, max = 1_000_000))]
+    pub max_goal_chars: u32,
 }
 
 impl Default for AgentLimits {
@@ -134,6 +138,7 @@ impl Default for AgentLimits {
             max_retries_per_call: 3,
             max_malformed_replies: 2,
             cancel_grace_s: 5.0,
+            max_goal_chars: 2000,
         }
     }
 }

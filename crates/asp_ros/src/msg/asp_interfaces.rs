@@ -456,6 +456,21 @@ pub fn error_code(kind: FailureKind) -> u16 {
         .map_or(13, |i| i as u16 + 1)
 }
 
+/// ExecuteGoal `error_code`s of goals refused before any planning or motion, after the
+/// failure kinds' 1–13. The message describes the input without repeating it.
+pub mod goal_refused {
+    /// The goal is empty.
+    pub const EMPTY: u16 = 14;
+    /// The goal is only whitespace.
+    pub const BLANK: u16 = 15;
+    /// Longer than `agent_node.limits.max_goal_chars`.
+    pub const TOO_LONG: u16 = 16;
+    /// A control character other than tab and line breaks.
+    pub const CONTROL_CHARACTER: u16 = 17;
+    /// No word of the goal asks for an action.
+    pub const NO_VERB: u16 = 18;
+}
+
 /// The failure kind of an ExecuteGoal `error_code`; `None` for 0 (success) and unknown
 /// codes.
 pub fn failure_kind(code: u16) -> Option<FailureKind> {

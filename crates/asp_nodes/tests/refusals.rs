@@ -1,0 +1,103 @@
+//! Bad goals over the ROS interfaces: agent_node alone on DDS, asked from a second
+//! participant through `/asp/execute_goal` and `/asp/execute`. Each refusal class comes
+//! back at once with its own error code and a message that describes the input without
+//! repeating it, and the node keeps serving afterwards. No other node runs: a refused
+//! goal never reaches the map, the skills or a model.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use asp_core::robot::CancellationToken;
+use asp_ros::msg::TerminalState;
+use asp_ros::msg::asp_interfaces::{
+    ExecuteGoal, ExecuteGoalAction, ExecuteGoalActionGoal, ExecuteGoalRequest, goal_refused,
+};
+use asp_ros::transport::ServiceMapping;
+use asp_ros::{Node, Transport};
+
+fn client_node(domain: u16) -> Node {
+    Transport::dds(common::dds_settings(domain, ServiceMapping::Cyclone))
+        .unwrap()
+        .node("refusal_client")
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_refusal_class_has_its_code_and_the_node_keeps_serving() {
+    let domain = common::fresh_domain();
+    let data = tempfile::tempdir().unwrap();
+    let cfg = common::config(&data, &["agent_node.limits.max_goal_chars=500"]);
+    let server = Transport::dds(common::dds_settings(domain, ServiceMapping::Cyclone)).unwrap();
+    let _agent = asp_nodes::agent::agent_node(&cfg, &server).await.unwrap();
+
+    let me = client_node(domain);
+    let service = me
+        .client::<ExecuteGoal>(asp_nodes::names::EXECUTE_GOAL_SERVICE)
+        .unwrap();
+    let long = "pick up the red mug and put it on the shelf ".repeat(20);
+    let cases: [(&str, &str, u16, &str); 5] = [
+        ("empty", "", goal_refused::EMPTY, "empty"),
+        ("whitespace", " \t\n  ", goal_refused::BLANK, "whitespace"),
+        ("too long", &long, goal_refused::TOO_LONG, "at most 500"),
+        (
+            "control character",
+            "open the drawer\u{1b}[2J",
+            goal_refused::CONTROL_CHARACTER,
+            "U+001B",
+        ),
+        (
+            "no verb",
+            "hello there, nice weather today",
+            goal_refused::NO_VERB,
+            "no known verb",
+        ),
+    ];
+    for (class, goal, code, says) in cases {
+        let r = service
+            .call(ExecuteGoalRequest {
+                goal: goal.to_owned(),
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{class}: {e}"));
+        assert!(!r.success, "{class}: {r:?}");
+        assert_eq!(r.error_code, code, "{class}: {r:?}");
+        assert!(r.error_msg.contains(says), "{class}: {}", r.error_msg);
+        assert!(
+            r.error_msg.len() < 400,
+            "{class}: the message is {} bytes",
+            r.error_msg.len()
+        );
+    }
+    // the long goal is described, not repeated
+    let r = service
+        .call(ExecuteGoalRequest { goal: long.clone() })
+        .await
+        .unwrap();
+    assert!(r.error_msg.contains(&format!("{} characters", long.chars().count())));
+    assert!(!r.error_msg.contains("put it on the shelf"), "{}", r.error_msg);
+
+    // the action answers the same way: accepted, then aborted with the refusal's code
+    let action = me
+        .action_client::<ExecuteGoalAction>(asp_nodes::names::EXECUTE_ACTION)
+        .unwrap();
+    let result = action
+        .execute(
+            ExecuteGoalActionGoal {
+                goal: "close\u{0}the door".into(),
+            },
+            &CancellationToken::new(),
+            |_| {},
+        )
+        .await
+        .unwrap();
+    assert_eq!(result.state, TerminalState::Aborted, "{:?}", result.result);
+    assert_eq!(result.result.error_code, goal_refused::CONTROL_CHARACTER);
+    assert!(!result.result.success);
+
+    // and the service still answers after all of them
+    let r = service
+        .call(ExecuteGoalRequest { goal: "   ".into() })
+        .await
+        .unwrap();
+    assert_eq!(r.error_code, goal_refused::BLANK);
+}
