@@ -60,6 +60,13 @@ fn every_file_under_config_loads() {
             assert!(!overrides.is_empty(), "{}", rel.display());
             asp_eval::suite::load_config(&config, &overrides)
                 .unwrap_or_else(|e| panic!("{}: {e}", rel.display()));
+        } else if kind == "goals" && rel.extension().is_some_and(|e| e == "yaml") {
+            // the goal corpus (issue 15): every goal and plan parses, ids are unique
+            let split =
+                asp_agent::planner::corpus::Split::load(f).unwrap_or_else(|e| panic!("{e}"));
+            assert!(!split.goals.is_empty(), "{}: no goals", rel.display());
+        } else if kind == "goals" && rel.file_name().is_some_and(|n| n == "README.md") {
+            // the corpus's format, for the people who write it
         } else if kind == "memory" {
             // common-sense priors seeded into the affordance memory
             asp_memory::SeedFile::load(f).unwrap_or_else(|e| panic!("{e}"));

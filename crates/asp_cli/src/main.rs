@@ -10,6 +10,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod eval;
 mod launch;
+mod plan_bench;
 mod run;
 mod tools;
 
@@ -144,8 +145,10 @@ struct EvalArgs {
 enum BenchTarget {
     /// Ray-cast rendering of RGB-D frames
     Render,
-    /// Arm motion planning and base path planning
+    /// Goal planning on the goal corpus (config/goals): exact-plan accuracy
     Plan,
+    /// Arm motion planning and base path planning
+    Motion,
     /// Object-map building from keyframes
     Map,
     /// The agent's own overhead per tool call
@@ -160,6 +163,15 @@ enum BenchTarget {
 struct BenchArgs {
     #[arg(value_enum, default_value = "all")]
     target: BenchTarget,
+    /// `plan`: only this split of the corpus (dev or test)
+    #[arg(long)]
+    split: Option<String>,
+    /// `plan`: misses listed per split
+    #[arg(long, default_value_t = 20)]
+    misses: usize,
+    /// `plan`: write every goal's result as JSON here
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -290,18 +302,32 @@ fn bench(global: &GlobalArgs, args: &BenchArgs) -> ExitCode {
     };
     match args.target {
         BenchTarget::Map | BenchTarget::All => {
-            let code = with_config(global, |cfg| tools::map_quality_report(cfg, None));
+            let mut code = with_config(global, |cfg| tools::map_quality_report(cfg, None));
             if matches!(args.target, BenchTarget::All) {
+                let plan = with_config(global, |cfg| {
+                    plan_bench::plan_report(cfg, None, args.misses, None)
+                });
+                if plan != ExitCode::SUCCESS {
+                    code = plan;
+                }
                 eprintln!(
-                    "asp bench all: only `map` is built into `asp` so far; see the README's \
-                     results table for the cargo bench commands of the others"
+                    "asp bench all: only `map` and `plan` are built into `asp` so far; see the \
+                     README's results table for the cargo bench commands of the others"
                 );
             }
             code
         }
         BenchTarget::Render => cargo_bench("render", "cargo bench -p asp_sim --bench sim"),
-        BenchTarget::Plan => {
-            cargo_bench("plan", "cargo bench -p asp_kinematics --bench kinematics")
+        BenchTarget::Plan => with_config(global, |cfg| {
+            plan_bench::plan_report(
+                cfg,
+                args.split.as_deref(),
+                args.misses,
+                args.json.as_deref(),
+            )
+        }),
+        BenchTarget::Motion => {
+            cargo_bench("motion", "cargo bench -p asp_kinematics --bench kinematics")
         }
         BenchTarget::Agent => cargo_bench("agent", "cargo bench -p asp_agent --bench overhead"),
         BenchTarget::Affordance => cargo_bench(

@@ -333,3 +333,39 @@ fn eval_with_services_wiring_runs_without_the_ros_layer_and_says_so() {
     assert_ne!(code, 0);
     assert!(err.contains("dds"), "{err}");
 }
+
+#[test]
+fn bench_plan_scores_the_goal_corpus_per_split_and_category() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("plan.json");
+    let (code, out, err) = asp(&[
+        "bench",
+        "plan",
+        "--split",
+        "test",
+        "--misses",
+        "3",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("| category | test |"), "{out}");
+    assert!(
+        out.contains("| refusal |") && out.contains("**all**"),
+        "{out}"
+    );
+    assert!(out.contains("test misses by what differs first"), "{out}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let goals = v[0]["goals"].as_array().unwrap();
+    assert_eq!(v[0]["split"], "test");
+    assert!(goals.len() >= 100, "{}", goals.len());
+    // every miss says what differed; every hit says nothing
+    for g in goals {
+        let exact = g["exact"].as_bool().unwrap();
+        assert_eq!(exact, g["difference"].as_str().unwrap().is_empty(), "{g}");
+    }
+    let (code, _, err) = asp(&["bench", "plan", "--split", "nope"]);
+    assert_eq!(code, 78);
+    assert!(err.contains("no split named \"nope\""), "{err}");
+}

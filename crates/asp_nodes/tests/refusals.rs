@@ -73,8 +73,15 @@ async fn every_refusal_class_has_its_code_and_the_node_keeps_serving() {
         .call(ExecuteGoalRequest { goal: long.clone() })
         .await
         .unwrap();
-    assert!(r.error_msg.contains(&format!("{} characters", long.chars().count())));
-    assert!(!r.error_msg.contains("put it on the shelf"), "{}", r.error_msg);
+    assert!(
+        r.error_msg
+            .contains(&format!("{} characters", long.chars().count()))
+    );
+    assert!(
+        !r.error_msg.contains("put it on the shelf"),
+        "{}",
+        r.error_msg
+    );
 
     // the action answers the same way: accepted, then aborted with the refusal's code
     let action = me

@@ -5,6 +5,7 @@
 //! ([`llm::LlmPlanner`]: parse → regenerate with a hint → rule-based fallback) and the
 //! rule-based parser ([`rules::parse_goal`]).
 
+pub mod corpus;
 pub mod llm;
 pub mod rules;
 

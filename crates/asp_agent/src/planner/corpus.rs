@@ -1,0 +1,673 @@
+//! The goal corpus (`config/goals/`, issue 15): goals as people say them, each with the
+//! structured plan it should produce — the object's own words apart from its attributes,
+//! relation, ordinal, room and count — or the class of refusal it should get; and the
+//! scoring of a planner against it (exact plan, per split and category, with the misses).
+//!
+//! The structured plan is what the planner is measured on; [`structured`] reads it off a
+//! [`Plan`] of the rule-based parser, whose subtasks keep qualifiers inside the object
+//! phrase (SPEC §4.1), by splitting each phrase the way the offline agent does
+//! ([`rules::parse_object_phrase`]).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::rules::{self, Relation};
+use super::{Plan, PlanError, PlanErrorKind, Preposition, Subtask, Verb};
+
+/// An object as the goal singles it out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ObjectRef {
+    /// The object's own words: what retrieval searches for.
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attributes: Vec<String>,
+    /// Attributes the goal rules out ("not the red one").
+    #[serde(default, rename = "not", skip_serializing_if = "Vec::is_empty")]
+    pub excluded: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relation: Option<Box<RelationSpec>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordinal: Option<Ordinal>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub room: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+}
+
+impl ObjectRef {
+    pub fn named(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            attributes: Vec::new(),
+            excluded: Vec::new(),
+            relation: None,
+            ordinal: None,
+            room: None,
+            count: None,
+        }
+    }
+
+    /// Equal up to the order of attributes.
+    fn same(&self, other: &ObjectRef) -> bool {
+        let sorted = |v: &[String]| {
+            let mut v = v.to_vec();
+            v.sort();
+            v
+        };
+        self.name == other.name
+            && sorted(&self.attributes) == sorted(&other.attributes)
+            && sorted(&self.excluded) == sorted(&other.excluded)
+            && self.ordinal == other.ordinal
+            && self.room == other.room
+            && self.count == other.count
+            && match (&self.relation, &other.relation) {
+                (None, None) => true,
+                (Some(a), Some(b)) => a.same(b),
+                _ => false,
+            }
+    }
+}
+
+/// Where the object is relative to others.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RelationSpec {
+    pub kind: RelationKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchor: Option<ObjectRef>,
+    /// The second anchor of `between`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchor2: Option<ObjectRef>,
+}
+
+impl RelationSpec {
+    fn same(&self, other: &RelationSpec) -> bool {
+        let same_opt = |a: &Option<ObjectRef>, b: &Option<ObjectRef>| match (a, b) {
+            (None, None) => true,
+            (Some(a), Some(b)) => a.same(b),
+            _ => false,
+        };
+        self.kind == other.kind
+            && same_opt(&self.anchor, &other.anchor)
+            && same_opt(&self.anchor2, &other.anchor2)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RelationKind {
+    Near,
+    LeftOf,
+    RightOf,
+    Behind,
+    InFrontOf,
+    On,
+    In,
+    Under,
+    Between,
+    Nearest,
+    Furthest,
+}
+
+/// "The second from the left": `n` counts from 1; -1 is the last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ordinal {
+    pub n: i32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<Side>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    Left,
+    Right,
+    Front,
+    Back,
+    Top,
+    Bottom,
+}
+
+/// The motion a `turn_on` or `pick_up` needs when its verb does not say it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionKind {
+    Press,
+    Unplug,
+    Type,
+    Dial,
+}
+
+/// One step of a structured plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepSpec {
+    pub verb: Verb,
+    pub object: ObjectRef,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preposition: Option<Preposition>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<ObjectRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location_part: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<ActionKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub implied: bool,
+}
+
+impl StepSpec {
+    /// The first field that differs from `other`, or `None` when they are the same plan
+    /// step.
+    pub fn first_difference(&self, other: &StepSpec) -> Option<&'static str> {
+        let same_loc = match (&self.location, &other.location) {
+            (None, None) => true,
+            (Some(a), Some(b)) => a.same(b),
+            _ => false,
+        };
+        if self.verb != other.verb {
+            Some("verb")
+        } else if self.object.name != other.object.name {
+            Some("object name")
+        } else if !self.object.same(&other.object) {
+            Some(object_difference(&self.object, &other.object))
+        } else if self.part != other.part {
+            Some("part")
+        } else if self.preposition != other.preposition || !same_loc {
+            Some("location")
+        } else if self.location_part != other.location_part {
+            Some("location part")
+        } else if self.action != other.action || self.text != other.text {
+            Some("action")
+        } else if self.implied != other.implied {
+            Some("implied")
+        } else {
+            None
+        }
+    }
+}
+
+fn object_difference(a: &ObjectRef, b: &ObjectRef) -> &'static str {
+    let mut x = a.clone();
+    x.attributes.clone_from(&b.attributes);
+    x.excluded.clone_from(&b.excluded);
+    if x.same(b) {
+        return "attributes";
+    }
+    x.relation.clone_from(&b.relation);
+    if x.same(b) {
+        return "relation";
+    }
+    x.ordinal = b.ordinal;
+    if x.same(b) {
+        return "ordinal";
+    }
+    x.room.clone_from(&b.room);
+    if x.same(b) { "room" } else { "count" }
+}
+
+/// Why a goal is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefusalClass {
+    /// Nothing in the goal asks for an action.
+    NoVerb,
+    /// An action outside the skills.
+    Unsupported,
+    /// Harm to people, animals or property.
+    Unsafe,
+    /// An action with nothing to act on.
+    NoObject,
+    /// A planner refusal that names no class (scored as wrong against any expected
+    /// class).
+    Unplannable,
+}
+
+/// The corpus's categories; accuracy is reported per category.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    VerbSynonym,
+    PhrasalVerb,
+    Polite,
+    Relation,
+    Attribute,
+    OrdinalCount,
+    Part,
+    RoomLocation,
+    MultiStep,
+    ImpliedSteps,
+    Negation,
+    Refusal,
+}
+
+impl fmt::Display for Category {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        f.write_str(&s)
+    }
+}
+
+/// What a planner should make of a goal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expected {
+    Plan(Vec<StepSpec>),
+    Refuse(RefusalClass),
+}
+
+/// One goal of the corpus.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CorpusGoal {
+    pub id: String,
+    pub goal: String,
+    pub category: Category,
+    #[serde(default)]
+    pub tags: Vec<Category>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Vec<StepSpec>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refuse: Option<RefusalClass>,
+}
+
+impl CorpusGoal {
+    pub fn expected(&self) -> Expected {
+        match (&self.plan, self.refuse) {
+            (Some(p), _) => Expected::Plan(p.clone()),
+            (None, Some(r)) => Expected::Refuse(r),
+            (None, None) => Expected::Refuse(RefusalClass::Unplannable),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CorpusFile {
+    goals: Vec<CorpusGoal>,
+}
+
+/// A split of the corpus.
+#[derive(Debug, Clone)]
+pub struct Split {
+    /// `dev` or `test` (the file's stem).
+    pub name: String,
+    pub path: PathBuf,
+    pub goals: Vec<CorpusGoal>,
+}
+
+/// A corpus file that does not load; the message names the file and the goal.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct CorpusError {
+    pub path: String,
+    pub message: String,
+}
+
+impl Split {
+    /// Loads and checks one split: ids unique, each goal with exactly one of `plan` and
+    /// `refuse`, plans non-empty, `place` steps with a location and a preposition.
+    pub fn load(path: &Path) -> Result<Split, CorpusError> {
+        let err = |message: String| CorpusError {
+            path: path.display().to_string(),
+            message,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        let file: CorpusFile = serde_yaml_ng::from_str(&text).map_err(|e| err(e.to_string()))?;
+        let mut seen = BTreeMap::new();
+        for g in &file.goals {
+            if seen.insert(g.id.clone(), ()).is_some() {
+                return Err(err(format!("goal id {:?} appears twice", g.id)));
+            }
+            match (&g.plan, g.refuse) {
+                (Some(_), Some(_)) | (None, None) => {
+                    return Err(err(format!(
+                        "{}: give exactly one of `plan` and `refuse`",
+                        g.id
+                    )));
+                }
+                (Some(p), None) if p.is_empty() => {
+                    return Err(err(format!("{}: the plan is empty", g.id)));
+                }
+                (None, Some(RefusalClass::Unplannable)) => {
+                    return Err(err(format!(
+                        "{}: `unplannable` is not an expected refusal class",
+                        g.id
+                    )));
+                }
+                _ => {}
+            }
+            for (i, s) in g.plan.iter().flatten().enumerate() {
+                if s.verb == Verb::Place && (s.location.is_none() || s.preposition.is_none()) {
+                    return Err(err(format!(
+                        "{} step {}: place needs a location and a preposition",
+                        g.id,
+                        i + 1
+                    )));
+                }
+            }
+        }
+        Ok(Split {
+            name: path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            path: path.to_owned(),
+            goals: file.goals,
+        })
+    }
+}
+
+/// The splits of the corpus in `dir` (`dev.yaml`, `test.yaml`), in that order.
+pub fn load_corpus(dir: &Path) -> Result<Vec<Split>, CorpusError> {
+    ["dev", "test"]
+        .iter()
+        .map(|s| Split::load(&dir.join(format!("{s}.yaml"))))
+        .collect()
+}
+
+/// The structured plan of a rule-based [`Plan`], or the refusal of a [`PlanError`].
+pub fn structured(result: &Result<Plan, PlanError>) -> Expected {
+    match result {
+        Ok(plan) => Expected::Plan(plan.subtasks.iter().map(step_of).collect()),
+        Err(e) => Expected::Refuse(match e.kind {
+            PlanErrorKind::NoVerb => RefusalClass::NoVerb,
+            PlanErrorKind::Other => RefusalClass::Unplannable,
+        }),
+    }
+}
+
+fn step_of(s: &Subtask) -> StepSpec {
+    let (action, text) = match s.action.as_deref().map(str::trim) {
+        None => (None, None),
+        Some(a) => {
+            let (head, rest) = a.split_once(' ').unwrap_or((a, ""));
+            let kind = match head {
+                "type" => Some(ActionKind::Type),
+                "dial" => Some(ActionKind::Dial),
+                "unplug" | "pull" | "remove" => Some(ActionKind::Unplug),
+                _ => Some(ActionKind::Press),
+            };
+            let text = matches!(kind, Some(ActionKind::Type | ActionKind::Dial))
+                .then(|| rest.trim_matches(['"', '\'']).to_owned());
+            (kind, text)
+        }
+    };
+    StepSpec {
+        verb: s.verb,
+        object: object_of(&s.object),
+        part: s.part.clone(),
+        preposition: s.preposition,
+        location: s.location.as_deref().map(object_of),
+        location_part: s.location_part.clone(),
+        action,
+        text,
+        implied: s.implied,
+    }
+}
+
+/// An object phrase split as the offline agent splits it: the query is the name, the
+/// relation becomes a relation, ordinal or size attribute.
+fn object_of(phrase: &str) -> ObjectRef {
+    let p = rules::parse_object_phrase(phrase);
+    let mut o = ObjectRef::named(p.query);
+    let rel = |kind, anchor: Option<String>| {
+        Some(Box::new(RelationSpec {
+            kind,
+            anchor: anchor.map(|a| object_of(&a)),
+            anchor2: None,
+        }))
+    };
+    match p.relation {
+        None => {}
+        Some(Relation::Near(a)) => o.relation = rel(RelationKind::Near, Some(a)),
+        Some(Relation::FarFrom(a)) => o.relation = rel(RelationKind::Furthest, Some(a)),
+        Some(Relation::LeftOf(a)) => o.relation = rel(RelationKind::LeftOf, Some(a)),
+        Some(Relation::RightOf(a)) => o.relation = rel(RelationKind::RightOf, Some(a)),
+        Some(Relation::Closest) => o.relation = rel(RelationKind::Nearest, None),
+        Some(Relation::Farthest) => o.relation = rel(RelationKind::Furthest, None),
+        Some(Relation::Leftmost) => {
+            o.ordinal = Some(Ordinal {
+                n: 1,
+                from: Some(Side::Left),
+            });
+        }
+        Some(Relation::Rightmost) => {
+            o.ordinal = Some(Ordinal {
+                n: 1,
+                from: Some(Side::Right),
+            });
+        }
+        Some(Relation::Largest) => o.attributes.push("largest".into()),
+        Some(Relation::Smallest) => o.attributes.push("smallest".into()),
+    }
+    o
+}
+
+/// Whether `got` is exactly `expected`; otherwise what differs first.
+pub fn compare(expected: &Expected, got: &Expected) -> Result<(), String> {
+    match (expected, got) {
+        (Expected::Refuse(a), Expected::Refuse(b)) if a == b => Ok(()),
+        (Expected::Refuse(a), Expected::Refuse(b)) => {
+            Err(format!("refusal class: expected {a:?}, got {b:?}"))
+        }
+        (Expected::Refuse(a), Expected::Plan(_)) => {
+            Err(format!("planned a goal it should refuse ({a:?})"))
+        }
+        (Expected::Plan(_), Expected::Refuse(b)) => Err(format!("refused ({b:?})")),
+        (Expected::Plan(a), Expected::Plan(b)) => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                if let Some(field) = x.first_difference(y) {
+                    return Err(format!("step {}: {field}", i + 1));
+                }
+            }
+            if a.len() == b.len() {
+                Ok(())
+            } else {
+                Err(format!("{} steps, expected {}", b.len(), a.len()))
+            }
+        }
+    }
+}
+
+/// One goal's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct GoalScore {
+    pub id: String,
+    pub goal: String,
+    pub category: Category,
+    pub exact: bool,
+    /// What differed first (`step 2: relation`, `refused (NoVerb)`); empty when exact.
+    pub difference: String,
+    pub expected: Expected,
+    pub got: Expected,
+}
+
+/// A split's results.
+#[derive(Debug, Clone, Serialize)]
+pub struct SplitScore {
+    pub split: String,
+    pub goals: Vec<GoalScore>,
+}
+
+impl SplitScore {
+    /// Exact plans / goals.
+    pub fn accuracy(&self) -> f64 {
+        share(
+            self.goals.iter().filter(|g| g.exact).count(),
+            self.goals.len(),
+        )
+    }
+
+    /// (exact, total) per category.
+    pub fn per_category(&self) -> BTreeMap<Category, (usize, usize)> {
+        let mut out: BTreeMap<Category, (usize, usize)> = BTreeMap::new();
+        for g in &self.goals {
+            let e = out.entry(g.category).or_default();
+            e.1 += 1;
+            if g.exact {
+                e.0 += 1;
+            }
+        }
+        out
+    }
+
+    /// How often each difference kind (`relation`, `refused`, …) is the first one.
+    pub fn confusion(&self) -> BTreeMap<String, usize> {
+        let mut out = BTreeMap::new();
+        for g in self.goals.iter().filter(|g| !g.exact) {
+            let kind = g
+                .difference
+                .split_once(": ")
+                .map_or(g.difference.as_str(), |(_, k)| k);
+            let kind = kind.split(" (").next().unwrap_or(kind);
+            *out.entry(kind.to_owned()).or_insert(0) += 1;
+        }
+        out
+    }
+}
+
+fn share(n: usize, of: usize) -> f64 {
+    if of == 0 { 0.0 } else { n as f64 / of as f64 }
+}
+
+/// Scores `planner` on `split`.
+pub fn score(split: &Split, planner: impl Fn(&str) -> Expected) -> SplitScore {
+    let goals = split
+        .goals
+        .iter()
+        .map(|g| {
+            let expected = g.expected();
+            let got = planner(&g.goal);
+            let diff = compare(&expected, &got);
+            GoalScore {
+                id: g.id.clone(),
+                goal: g.goal.clone(),
+                category: g.category,
+                exact: diff.is_ok(),
+                difference: diff.err().unwrap_or_default(),
+                expected,
+                got,
+            }
+        })
+        .collect();
+    SplitScore {
+        split: split.name.clone(),
+        goals,
+    }
+}
+
+/// The rule-based parser as a corpus planner.
+pub fn rule_planner(goal: &str) -> Expected {
+    structured(&rules::parse_goal(goal))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(yaml: &str) -> Result<Split, CorpusError> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "asp-corpus-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("dev.yaml");
+        std::fs::write(&p, yaml).unwrap();
+        Split::load(&p)
+    }
+
+    #[test]
+    fn the_rule_parser_is_scored_field_by_field() {
+        let s = split(
+            r#"
+goals:
+  - id: a
+    goal: "pick up the apple near the bowl"
+    category: relation
+    plan:
+      - verb: pick_up
+        object: {name: apple, relation: {kind: near, anchor: {name: bowl}}}
+  - id: b
+    goal: "grab the red mug"
+    category: attribute
+    plan:
+      - verb: pick_up
+        object: {name: mug, attributes: [red]}
+  - id: c
+    goal: "hello there"
+    category: refusal
+    refuse: no_verb
+  - id: d
+    goal: "wash the dishes"
+    category: refusal
+    refuse: unsupported
+"#,
+        )
+        .unwrap();
+        let r = score(&s, rule_planner);
+        let by_id: BTreeMap<&str, &GoalScore> =
+            r.goals.iter().map(|g| (g.id.as_str(), g)).collect();
+        assert!(by_id["a"].exact, "{:?}", by_id["a"]);
+        // the rule parser keeps the colour in the query: the name differs
+        assert_eq!(by_id["b"].difference, "step 1: object name");
+        assert!(by_id["c"].exact, "{:?}", by_id["c"]);
+        assert_eq!(
+            by_id["d"].difference,
+            "refusal class: expected Unsupported, got NoVerb"
+        );
+        assert!((r.accuracy() - 0.5).abs() < 1e-9);
+        assert_eq!(r.per_category()[&Category::Refusal], (1, 2));
+        assert_eq!(r.confusion()["object name"], 1);
+    }
+
+    #[test]
+    fn attribute_order_does_not_matter_but_relations_do() {
+        let mut a = ObjectRef::named("cup");
+        a.attributes = vec!["small".into(), "red".into()];
+        let mut b = a.clone();
+        b.attributes.reverse();
+        assert!(a.same(&b));
+        b.relation = Some(Box::new(RelationSpec {
+            kind: RelationKind::On,
+            anchor: Some(ObjectRef::named("table")),
+            anchor2: None,
+        }));
+        assert!(!a.same(&b));
+        assert_eq!(object_difference(&a, &b), "relation");
+    }
+
+    #[test]
+    fn malformed_entries_are_named() {
+        let e = split("goals:\n  - {id: x, goal: g, category: polite}\n").unwrap_err();
+        assert!(e.message.contains("x: give exactly one"), "{e}");
+        let e = split(
+            "goals:\n  - {id: x, goal: g, category: polite, refuse: no_verb}\n  - {id: x, goal: h, category: polite, refuse: unsafe}\n",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("appears twice"), "{e}");
+        let e = split(
+            "goals:\n  - id: x\n    goal: g\n    category: polite\n    plan:\n      - {verb: place, object: {name: cup}}\n",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("place needs a location"), "{e}");
+        assert!(
+            split("goals:\n  - {id: x, goal: g, category: nonsense, refuse: no_verb}\n").is_err()
+        );
+    }
+}

@@ -1,0 +1,113 @@
+//! `asp bench plan`: the offline planner on the goal corpus (`config/goals/`): exact-plan
+//! accuracy per split and per category, what differs first in the misses, and the misses
+//! themselves.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use asp_agent::planner::corpus::{SplitScore, load_corpus, rule_planner, score};
+use asp_config::LoadedConfig;
+
+use crate::EXIT_CONFIG;
+
+/// Scores the rule-based planner on the corpus under `cfg`'s `goals/`; `split` limits it
+/// to one split, `misses` is how many misses to list per split, `json` where to write
+/// every goal's result.
+pub fn plan_report(
+    cfg: &LoadedConfig,
+    split: Option<&str>,
+    misses: usize,
+    json: Option<&Path>,
+) -> ExitCode {
+    let dir = cfg.config_dir.join("goals");
+    let splits = match load_corpus(&dir) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("the goal corpus does not load: {e}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    let chosen: Vec<_> = splits
+        .iter()
+        .filter(|s| split.is_none_or(|want| s.name == want))
+        .collect();
+    if chosen.is_empty() {
+        eprintln!(
+            "no split named {:?} in {} (dev, test)",
+            split.unwrap_or_default(),
+            dir.display()
+        );
+        return ExitCode::from(EXIT_CONFIG);
+    }
+    let scores: Vec<SplitScore> = chosen.iter().map(|s| score(s, rule_planner)).collect();
+    println!(
+        "goal planning on the corpus ({}), offline rule-based planner",
+        dir.display()
+    );
+    println!();
+    print!("| category |");
+    for s in &scores {
+        print!(" {} |", s.split);
+    }
+    println!();
+    print!("|---|");
+    for _ in &scores {
+        print!("---|");
+    }
+    println!();
+    let categories: std::collections::BTreeSet<_> = scores
+        .iter()
+        .flat_map(|s| s.per_category().into_keys())
+        .collect();
+    for c in categories {
+        print!("| {c} |");
+        for s in &scores {
+            match s.per_category().get(&c) {
+                Some((n, of)) => print!(" {n}/{of} ({:.0} %) |", 100.0 * *n as f64 / *of as f64),
+                None => print!(" — |"),
+            }
+        }
+        println!();
+    }
+    print!("| **all** |");
+    for s in &scores {
+        let n = s.goals.iter().filter(|g| g.exact).count();
+        print!(
+            " **{n}/{} ({:.1} %)** |",
+            s.goals.len(),
+            100.0 * s.accuracy()
+        );
+    }
+    println!();
+    for s in &scores {
+        println!();
+        let confusion: Vec<String> = s
+            .confusion()
+            .into_iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        println!(
+            "{} misses by what differs first: {}",
+            s.split,
+            confusion.join(", ")
+        );
+        for g in s.goals.iter().filter(|g| !g.exact).take(misses) {
+            println!("  {} [{}] {:?}: {}", g.id, g.category, g.goal, g.difference);
+        }
+    }
+    if let Some(path) = json {
+        let text = match serde_json::to_string_pretty(&scores) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("cannot serialise the results: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("cannot write {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+        println!("\nresults: {}", path.display());
+    }
+    ExitCode::SUCCESS
+}
