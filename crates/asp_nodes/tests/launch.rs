@@ -80,7 +80,7 @@ async fn robot_path(scenario: &str, overrides: &[String]) -> Outcome {
     let lines = Arc::new(Mutex::new(Vec::<(String, String)>::new()));
     let l = lines.clone();
     let launcher = Launcher::new(
-        common::bin_dir(),
+        bin_dir(),
         args,
         Arc::new(move |node: &str, line: &str| {
             l.lock().unwrap().push((node.to_owned(), line.to_owned()));
@@ -174,4 +174,12 @@ async fn the_robot_path_completes_the_tabletop_suite() {
         }
     }
     assert!(missed.is_empty(), "{}", missed.join("\n\n"));
+}
+
+/// The folder of this package's node binaries.
+fn bin_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_agent_node"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }

@@ -20,6 +20,7 @@ use asp_kinematics::{
 use async_trait::async_trait;
 use parry3d::bounding_volume::BoundingVolume;
 use parry3d::shape::{SharedShape, TypedShape};
+use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::effects::{self, EffectParams, Event, FingerGeometry, Grip};
@@ -46,6 +47,8 @@ pub struct SimSettings {
     pub base_speed: Real,
     pub base_turn_rate: Real,
     pub control_period_s: Real,
+    /// Localisation error drawn after each drive: (per axis, metres; heading, radians).
+    pub localization_std: (Real, Real),
     /// Largest joint change per execution step, radians.
     pub joint_step: f64,
     pub gripper_speed: Real,
@@ -78,6 +81,10 @@ impl SimSettings {
             base_speed: cfg.base.max_speed,
             base_turn_rate: cfg.base.max_turn_rate,
             control_period_s: cfg.base.control_period_s,
+            localization_std: (
+                cfg.base.localization_xy_std,
+                cfg.base.localization_yaw_std_deg.to_radians(),
+            ),
             joint_step: cfg.arm.execution_step_rad,
             gripper_speed: cfg.arm.gripper_speed,
             effects: EffectParams {
@@ -107,7 +114,11 @@ impl Default for SimSettings {
 /// The robot's state in the world.
 #[derive(Debug, Clone)]
 pub struct RobotState {
+    /// Where the base truly is.
     pub base: Pose2D,
+    /// Where the robot believes it is, less where it is (x, y, heading): what every
+    /// pose the robot reports carries. Zero until the first drive.
+    pub localization_error: Pose2D,
     /// Arm joints, in the model's order.
     pub q: Vec<f64>,
     /// Finger gap, metres.
@@ -131,10 +142,51 @@ pub struct SimState {
     /// Collision objects clients added (see [`crate::scene`]).
     pub planning_scene: PlanningScene,
     rng: ChaCha8Rng,
+    /// Draws of the localisation error, apart from `rng` so that they change nothing
+    /// else.
+    localization_rng: ChaCha8Rng,
     frames: u64,
 }
 
+impl RobotState {
+    /// Where the robot believes its base is.
+    pub fn believed_base(&self) -> Pose2D {
+        let e = &self.localization_error;
+        Pose2D::new(
+            self.base.x + e.x,
+            self.base.y + e.y,
+            wrap(self.base.theta + e.theta),
+        )
+    }
+
+    /// The true pose of a pose the robot believes it is at.
+    pub fn true_of(&self, believed: &Pose2D) -> Pose2D {
+        let e = &self.localization_error;
+        Pose2D::new(
+            believed.x - e.x,
+            believed.y - e.y,
+            wrap(believed.theta - e.theta),
+        )
+    }
+}
+
 impl SimState {
+    /// A fresh localisation error of standard deviation `std` (per axis, heading).
+    fn draw_localization_error(&mut self, std: (Real, Real)) -> Pose2D {
+        let (xy, yaw) = std;
+        if xy <= 0.0 && yaw <= 0.0 {
+            return Pose2D::new(0.0, 0.0, 0.0);
+        }
+        let mut normal = || {
+            // Box-Muller on two uniform draws in (0, 1]
+            let u1: f64 = 1.0 - self.localization_rng.random::<f64>();
+            let u2: f64 = self.localization_rng.random::<f64>();
+            ((-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()) as Real
+        };
+        let (dx, dy, dt) = (normal(), normal(), normal());
+        Pose2D::new(dx * xy, dy * xy, dt * yaw)
+    }
+
     pub fn held(&self) -> Option<ObjectIdx> {
         self.robot.grip.as_ref().and_then(Grip::carries)
     }
@@ -214,6 +266,7 @@ impl SimRobot {
             world,
             robot: RobotState {
                 base,
+                localization_error: Pose2D::new(0.0, 0.0, 0.0),
                 q,
                 opening: fingers.max_opening,
                 grip: None,
@@ -224,6 +277,7 @@ impl SimRobot {
             events: Vec::new(),
             planning_scene: PlanningScene::default(),
             rng: effects::effect_rng(settings.seed),
+            localization_rng: ChaCha8Rng::seed_from_u64(settings.seed ^ 0x10ca_112e),
             frames: 0,
         };
         let planner = MotionPlanner::new(settings.planner.clone());
@@ -378,7 +432,7 @@ impl SimRobot {
         let mut out = vec![Transform::new(
             FrameId::map(),
             base.as_str(),
-            s.robot.base.to_isometry(),
+            s.robot.believed_base().to_isometry(),
         )];
         out.push(Transform::new(
             base.as_str(),
@@ -475,6 +529,8 @@ impl SimRobot {
             .link_pose(&s.robot.q, &frame)
             .ok_or_else(|| RobotError::UnknownFrame(frame.clone()))?;
         let pose = self.arm_base_in_map(&s.robot.base) * link;
+        // rendered from where the camera is, reported where the robot believes it is
+        let believed = self.arm_base_in_map(&s.robot.believed_base()) * link;
         let mut items = render::world_items(&s.world);
         items.extend(self.robot_items(&s));
         s.frames += 1;
@@ -484,7 +540,7 @@ impl SimRobot {
             pose,
             frame: FrameId::new(frame),
         };
-        Ok(render::render(
+        let mut frame = render::render(
             &s.world,
             &items,
             &view,
@@ -492,7 +548,9 @@ impl SimRobot {
             1.0,
             s.time,
             seed,
-        ))
+        );
+        frame.camera_pose.iso = believed;
+        Ok(frame)
     }
 
     async fn pace(&self, dt: f64, step: usize) {
@@ -786,8 +844,13 @@ impl ArmMotion for SimRobot {
         if let Err(out) = check_goal(goal) {
             return out;
         }
-        let base = self.lock().robot.base;
-        let target = match self.goal_in_arm_base(goal, &base) {
+        let (base, believed) = {
+            let s = self.lock();
+            (s.robot.base, s.robot.believed_base())
+        };
+        // a goal in `map` is where the robot believes it is: the arm moves relative to
+        // the base it is on
+        let target = match self.goal_in_arm_base(goal, &believed) {
             Ok(t) => t,
             Err(out) => return out,
         };
@@ -819,7 +882,7 @@ impl ArmMotion for SimRobot {
         let in_arm = self.model.tool_pose(&s.robot.q);
         let f = frame.as_str();
         if f == "map" {
-            Ok(self.arm_base_in_map(&s.robot.base) * in_arm)
+            Ok(self.arm_base_in_map(&s.robot.believed_base()) * in_arm)
         } else if f == self.model.base_frame() {
             Ok(self.model.mount() * in_arm)
         } else if f == self.model.arm_base_frame() {
@@ -932,7 +995,10 @@ fn wrap(a: Real) -> Real {
 impl BaseNavigation for SimRobot {
     async fn navigate_to(&self, goal: Pose2D, cancel: &CancellationToken) -> NavOutcome {
         let _busy = self.base_busy.lock().await;
-        let start = self.lock().robot.base;
+        let (start, believed_start) = {
+            let s = self.lock();
+            (s.robot.base, s.robot.believed_base())
+        };
         let abort = |code, msg: String, at: Pose2D| NavOutcome {
             status: TerminalStatus::Aborted,
             error_code: code,
@@ -943,17 +1009,32 @@ impl BaseNavigation for SimRobot {
             return abort(
                 NavErrorCode::GoalOutsideMap,
                 format!("goal {goal:?} is not finite"),
-                start,
+                believed_start,
             );
         }
         let map = match self.nav_map() {
             Ok(m) => m,
-            Err(e) => return abort(NavErrorCode::PlannerUnknown, e.to_string(), start),
+            Err(e) => {
+                return abort(NavErrorCode::PlannerUnknown, e.to_string(), believed_start);
+            }
         };
-        let path = match map.plan(&start, &goal) {
+        // the drive ends where the robot believes `goal` is, under the localisation it
+        // will have there (a fresh error, as AMCL leaves it after moving)
+        let (goal_true, error) = {
+            let mut s = self.lock();
+            let error = s.draw_localization_error(self.settings.localization_std);
+            let goal_true = Pose2D::new(
+                goal.x - error.x,
+                goal.y - error.y,
+                wrap(goal.theta - error.theta),
+            );
+            (goal_true, error)
+        };
+        let path = match map.plan(&start, &goal_true) {
             Ok(p) => p,
-            Err(f) => return abort(f.code, f.message, start),
+            Err(f) => return abort(f.code, f.message, believed_start),
         };
+        self.lock().robot.localization_error = error;
         let period = self.settings.control_period_s;
         let v = self.settings.base_speed * period;
         let w = self.settings.base_turn_rate * period;
@@ -968,11 +1049,11 @@ impl BaseNavigation for SimRobot {
             waypoints.push((None, Some((b.1 - a.1).atan2(b.0 - a.0))));
             waypoints.push((Some(b), None));
         }
-        waypoints.push((None, Some(goal.theta)));
+        waypoints.push((None, Some(goal_true.theta)));
         for (point, heading) in waypoints {
             loop {
                 if cancel.is_cancelled() {
-                    let at = self.lock().robot.base;
+                    let at = self.lock().robot.believed_base();
                     return NavOutcome {
                         status: TerminalStatus::Canceled,
                         error_code: NavErrorCode::None,
@@ -1029,7 +1110,7 @@ impl BaseNavigation for SimRobot {
                 }
             }
         }
-        let at = self.lock().robot.base;
+        let at = self.lock().robot.believed_base();
         NavOutcome {
             status: TerminalStatus::Succeeded,
             error_code: NavErrorCode::None,
@@ -1039,7 +1120,7 @@ impl BaseNavigation for SimRobot {
     }
 
     async fn base_pose(&self) -> Result<Pose2D, RobotError> {
-        Ok(self.lock().robot.base)
+        Ok(self.lock().robot.believed_base())
     }
 }
 

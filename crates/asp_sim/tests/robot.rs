@@ -366,3 +366,73 @@ async fn same_seed_same_frames() {
     let fa2 = a.capture("head").await.unwrap();
     assert_ne!(fa.depth, fa2.depth);
 }
+
+#[tokio::test]
+async fn after_a_drive_the_robot_believes_it_is_where_it_was_sent_give_or_take_its_localisation() {
+    let w = load_world(config().join("worlds/apartment.yaml")).unwrap();
+    let settings = SimSettings {
+        localization_std: (0.05, 0.05),
+        seed: 4,
+        ..SimSettings::default()
+    };
+    let sim = SimRobot::new(w, model(), settings, Pose2D::new(1.0, 3.6, 0.0)).unwrap();
+    let c = CancellationToken::new();
+    let truth = |sim: &SimRobot| sim.with_state(|s| s.robot.base);
+    // before any drive the belief is the truth
+    assert_eq!(sim.base_pose().await.unwrap(), truth(&sim));
+    let goal = Pose2D::new(6.0, 2.2, 1.0);
+    let out = sim.navigate_to(goal, &c).await;
+    assert_eq!(out.status, TerminalStatus::Succeeded, "{out:?}");
+    // the robot reports the goal; the base is off it by the drawn error
+    let believed = sim.base_pose().await.unwrap();
+    assert!(believed.distance_to(&goal) < 1e-4, "{believed:?}");
+    assert!((believed.theta - goal.theta).abs() < 1e-4);
+    let off = truth(&sim).distance_to(&goal);
+    assert!(off > 1e-3 && off < 0.3, "{off}");
+    // /tf and the cameras carry the belief: the head camera sits where the believed
+    // base puts it, rendered from where it truly is
+    let tf = sim.tf_tree();
+    let map_base = tf
+        .iter()
+        .find(|t| t.parent == FrameId::map() && t.child.as_str() == sim.model().base_frame())
+        .unwrap();
+    assert!((map_base.iso.translation.vector.x - believed.x).abs() < 1e-4);
+    let frame = sim.capture("head").await.unwrap();
+    let cam = frame.camera_pose.iso.translation.vector;
+    let (bx, by) = (believed.x, believed.y);
+    let t = truth(&sim);
+    let radial = ((cam.x - bx).powi(2) + (cam.y - by).powi(2)).sqrt();
+    let true_cam = {
+        let s = sim.clone();
+        s.with_state_mut(|st| st.robot.localization_error = Pose2D::new(0.0, 0.0, 0.0));
+        let f = s.capture("head").await.unwrap();
+        f.camera_pose.iso.translation.vector
+    };
+    let true_radial = ((true_cam.x - t.x).powi(2) + (true_cam.y - t.y).powi(2)).sqrt();
+    assert!(
+        (radial - true_radial).abs() < 1e-3,
+        "{radial} vs {true_radial}"
+    );
+    assert!(((cam.x - true_cam.x).powi(2) + (cam.y - true_cam.y).powi(2)).sqrt() > 1e-3);
+    // a second drive draws a new error; the same seed draws the same errors
+    let first_error = sim.with_state(|s| s.robot.localization_error);
+    let back = sim.navigate_to(Pose2D::new(1.0, 3.6, 0.0), &c).await;
+    assert_eq!(back.status, TerminalStatus::Succeeded, "{back:?}");
+    assert!(truth(&sim).distance_to(&Pose2D::new(1.0, 3.6, 0.0)) > 1e-3);
+    assert_ne!(sim.with_state(|s| s.robot.localization_error), first_error);
+}
+
+#[tokio::test]
+async fn without_localisation_error_the_belief_is_the_truth() {
+    let w = load_world(config().join("worlds/apartment.yaml")).unwrap();
+    let settings = SimSettings {
+        localization_std: (0.0, 0.0),
+        ..SimSettings::default()
+    };
+    let sim = SimRobot::new(w, model(), settings, Pose2D::new(1.0, 3.6, 0.0)).unwrap();
+    let out = sim
+        .navigate_to(Pose2D::new(6.0, 2.2, 1.0), &CancellationToken::new())
+        .await;
+    assert_eq!(out.status, TerminalStatus::Succeeded);
+    assert_eq!(sim.with_state_mut(|s| s.robot.base), out.final_pose);
+}

@@ -4,6 +4,7 @@
 //! follows; SIGINT stops the node cleanly.
 #![allow(clippy::unwrap_used)]
 
+#[path = "../../asp_nodes/tests/common/mod.rs"]
 mod common;
 
 use std::process::{Command, Stdio};

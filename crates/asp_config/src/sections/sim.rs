@@ -128,11 +128,22 @@ pub struct SimBaseConfig {
     /// Controller period (one simulation step of the base), seconds. Default 0.1.
     #[garde(range(min = 0.001, max = 1.0))]
     pub control_period_s: f32,
+    /// Localisation error: after every drive the robot's belief of where it is (`/tf`
+    /// map → base, the base pose, the cameras' poses) is off the truth by a fresh draw
+    /// of this standard deviation per axis, metres — what AMCL against `/map` leaves. It
+    /// stays until the next drive. Default 0.02.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub localization_xy_std: f32,
+    /// … and of the heading, degrees. Default 1.0.
+    #[garde(range(min = 0.0, max = 45.0))]
+    pub localization_yaw_std_deg: f32,
 }
 
 impl Default for SimBaseConfig {
     fn default() -> Self {
         Self {
+            localization_xy_std: 0.02,
+            localization_yaw_std_deg: 1.0,
             resolution: 0.05,
             obstacle_min_height: 0.02,
             obstacle_max_height: 1.6,

@@ -1,4 +1,4 @@
-//! Shared helpers of the integration tests.
+//! Shared helpers of the integration tests (asp_simulation's tests use them too).
 #![allow(dead_code, clippy::unwrap_used)]
 
 use std::path::PathBuf;
@@ -43,12 +43,4 @@ pub fn dds_settings(
         discovery_timeout: std::time::Duration::from_secs(60),
         call_timeout: std::time::Duration::from_secs(150),
     }
-}
-
-/// The folder of this package's binaries.
-pub fn bin_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_agent_node"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
 }
