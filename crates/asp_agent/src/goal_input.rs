@@ -54,16 +54,28 @@ impl GoalRefusal {
 /// Characters of a goal kept where it is shown (events, logs, reports).
 pub const SHOWN_CHARS: usize = 300;
 
-/// `goal` as events and logs show it: its first [`SHOWN_CHARS`] characters, with a note
-/// of how many more there were.
+/// `goal` as events and logs show it: its first [`SHOWN_CHARS`] characters, control
+/// characters escaped (a terminal shows `\u{1b}`, not an escape sequence), with a note of
+/// how many more there were.
 pub fn shown(goal: &str) -> String {
+    let escape = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_control() && c != ' ' {
+                    c.escape_default().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect()
+    };
     match goal.char_indices().nth(SHOWN_CHARS) {
         Some((i, _)) => format!(
             "{}… ({} more characters)",
-            &goal[..i],
+            escape(&goal[..i]),
             goal[i..].chars().count()
         ),
-        None => goal.to_owned(),
+        None => escape(goal),
     }
 }
 
@@ -126,6 +138,9 @@ mod tests {
         let s = shown(&"x".repeat(SHOWN_CHARS + 5));
         assert!(s.ends_with("… (5 more characters)"), "{s}");
         assert_eq!(s.chars().filter(|c| *c == 'x').count(), SHOWN_CHARS);
+        // control characters are shown escaped, never sent to a terminal as they are
+        assert_eq!(shown("open\u{1b}[2J it"), "open\\u{1b}[2J it");
+        assert_eq!(shown("a\nb"), "a\\nb");
     }
 
     #[test]

@@ -158,16 +158,6 @@ impl RobotState {
             wrap(self.base.theta + e.theta),
         )
     }
-
-    /// The true pose of a pose the robot believes it is at.
-    pub fn true_of(&self, believed: &Pose2D) -> Pose2D {
-        let e = &self.localization_error;
-        Pose2D::new(
-            believed.x - e.x,
-            believed.y - e.y,
-            wrap(believed.theta - e.theta),
-        )
-    }
 }
 
 impl SimState {
