@@ -756,9 +756,9 @@ mod tests {
 
     /// A camera at the origin looking along +x of the map (optical +z = map +x), seeing a
     /// wall at `wall` metres, with a box of points in front of it when `object`.
-    fn frame(wall: Real, object: Option<(Real, Real, Real)>) -> RgbdFrame {
-        let intr = CameraIntrinsics::from_hfov(64, 48, 1.2);
-        // optical (x right, y down, z forward) → map (x forward, y left, z up)
+    /// The optical frame (x right, y down, z forward) of a camera at the map's origin
+    /// looking along +x (map x forward, y left, z up).
+    fn looking_along_x() -> (nalgebra::Rotation3<Real>, Isometry3) {
         let rot = nalgebra::Rotation3::from_matrix_unchecked(nalgebra::Matrix3::new(
             0.0, 0.0, 1.0, //
             -1.0, 0.0, 0.0, //
@@ -768,6 +768,12 @@ mod tests {
             nalgebra::Translation3::identity(),
             UnitQuaternion::from_rotation_matrix(&rot),
         );
+        (rot, iso)
+    }
+
+    fn frame(wall: Real, object: Option<(Real, Real, Real)>) -> RgbdFrame {
+        let intr = CameraIntrinsics::from_hfov(64, 48, 1.2);
+        let (_, iso) = looking_along_x();
         let mut depth = Image::filled(64, 48, wall);
         if let Some((d, half_y, half_z)) = object {
             for y in 0..48u32 {
@@ -874,15 +880,7 @@ mod tests {
     fn door_frame(hinge: Point3, angle: Real) -> RgbdFrame {
         let (w, h) = (160u32, 120u32);
         let intr = CameraIntrinsics::from_hfov(w, h, 1.2);
-        let rot = nalgebra::Rotation3::from_matrix_unchecked(nalgebra::Matrix3::new(
-            0.0, 0.0, 1.0, //
-            -1.0, 0.0, 0.0, //
-            0.0, -1.0, 0.0,
-        ));
-        let iso = Isometry3::from_parts(
-            nalgebra::Translation3::identity(),
-            UnitQuaternion::from_rotation_matrix(&rot),
-        );
+        let (rot, iso) = looking_along_x();
         let along = Vector3::new(-angle.sin(), angle.cos(), 0.0); // the door's width
         let normal = Vector3::z().cross(&along); // horizontal, across the door
         let mut depth = Image::filled(w, h, 2.5);
