@@ -344,6 +344,11 @@ pub fn measure_travel(
     }
 }
 
+/// Share of the door's points a hinge moved from the estimate must place where the views
+/// show them before it replaces the estimate (on the mobile cabinet, right hinges place
+/// 20–60 %; a spurious one placed 48 of about 500).
+const MIN_REFINED_SHARE: f64 = 0.2;
+
 /// What the hinge search did: the hinge's offset from the estimate, the iterations, and
 /// why it stopped.
 #[derive(Debug, Clone, PartialEq)]
@@ -443,6 +448,21 @@ pub fn measure_travel_refined(
                 .filter(|x| (x + d).norm() > 1e-6)
                 .collect();
         }
+    };
+    // a hinge moved from the estimate must explain a good share of the door, not a few
+    // points that happen to line up: otherwise the estimate stands
+    let enough = (moving.len() as f64 * MIN_REFINED_SHARE).ceil() as u32;
+    let (best_offset, stopped) = if best_offset != Vector3::zeros() && best.present < enough {
+        (
+            Vector3::zeros(),
+            format!(
+                "{stopped}; the best moved hinge placed only {} of {} points, so the estimate stands",
+                best.present,
+                moving.len()
+            ),
+        )
+    } else {
+        (best_offset, stopped)
     };
     let refined = PartMotion {
         joint: hinge_at(&best_offset),
