@@ -234,6 +234,15 @@ pub fn move_along(joint: &JointKind, p: &Point3, q: Real) -> Point3 {
     }
 }
 
+/// How the views see `moving` moved by `q` along `joint`.
+fn seen_at(views: &[DepthView], moving: &[Point3], joint: &JointKind, q: Real) -> PlaceOccupancy {
+    tally(
+        moving
+            .iter()
+            .map(|p| classify_in(views, &move_along(joint, p, q))),
+    )
+}
+
 /// The travel along `joint` whose moved points best match the views: present points less
 /// vacated ones (a wrong travel puts points in free space), ties to the smaller travel,
 /// searched from a little behind the start to a quarter past `commanded` in steps of
@@ -253,11 +262,7 @@ fn best_fit(
     let mut best: Option<Fit> = None;
     for i in 0..=n {
         let q = lo + step * i as Real;
-        let o = tally(
-            moving
-                .iter()
-                .map(|p| classify_in(views, &move_along(joint, p, q))),
-        );
+        let o = seen_at(views, moving, joint, q);
         let fit = Fit {
             travel: q,
             present: o.present,
@@ -307,8 +312,20 @@ pub fn measure_travel(
     step: Real,
     min_support: u32,
 ) -> JointTravel {
+    let fit = best_fit(views, moving, &motion.joint, motion.commanded, step);
+    travel_from_fit(fit, views, moving, motion, step, min_support)
+}
+
+/// The travel [`measure_travel`] reports given the best fit about `motion`'s joint.
+fn travel_from_fit(
+    fit: Fit,
+    views: &[DepthView],
+    moving: &[Point3],
+    motion: &PartMotion,
+    step: Real,
+    min_support: u32,
+) -> JointTravel {
     let cmd = motion.commanded;
-    let fit = best_fit(views, moving, &motion.joint, cmd, step);
     if fit.present >= min_support {
         return JointTravel {
             measured: fit.travel,
@@ -317,19 +334,12 @@ pub fn measure_travel(
         };
     }
     // the part is not seen anywhere: how far along its path the space is empty
-    let at = |q: Real| {
-        tally(
-            moving
-                .iter()
-                .map(|p| classify_in(views, &move_along(&motion.joint, p, q))),
-        )
-    };
     let dir = if cmd < 0.0 { -1.0 } else { 1.0 };
     let steps = ((cmd.abs() * 1.25) / step).ceil() as usize;
     let (mut swept, mut support) = (0.0, 0);
     for i in 0..=steps {
         let q = dir * step * i as Real;
-        let o = at(q);
+        let o = seen_at(views, moving, &motion.joint, q);
         // hidden positions say nothing either way; a seen part ends the sweep
         if o.vacated < min_support || (o.present as Real) > 0.2 * o.judged() as Real {
             break;
@@ -416,7 +426,8 @@ pub fn measure_travel_refined(
         |offset: &Vector3| best_fit(views, moving, &hinge_at(offset), motion.commanded, step);
 
     let mut best_offset = Vector3::zeros();
-    let mut best = fit_at(&best_offset);
+    let estimated = fit_at(&best_offset);
+    let mut best = estimated;
     let mut history = vec![RefinementResult {
         iteration: 1,
         score: score(&best),
@@ -452,9 +463,10 @@ pub fn measure_travel_refined(
     // a hinge moved from the estimate must explain a good share of the door, not a few
     // points that happen to line up: otherwise the estimate stands
     let enough = (moving.len() as f64 * MIN_REFINED_SHARE).ceil() as u32;
-    let (best_offset, stopped) = if best_offset != Vector3::zeros() && best.present < enough {
+    let (best_offset, best, stopped) = if best_offset != Vector3::zeros() && best.present < enough {
         (
             Vector3::zeros(),
+            estimated,
             format!(
                 "{stopped}; the best moved hinge placed only {} of {} points, so the estimate stands",
                 best.present,
@@ -462,13 +474,13 @@ pub fn measure_travel_refined(
             ),
         )
     } else {
-        (best_offset, stopped)
+        (best_offset, best, stopped)
     };
     let refined = PartMotion {
         joint: hinge_at(&best_offset),
         commanded: motion.commanded,
     };
-    let travel = measure_travel(views, moving, &refined, step, min_support);
+    let travel = travel_from_fit(best, views, moving, &refined, step, min_support);
     debug!(
         offset_m = ?(best_offset.dot(&towards), best_offset.dot(&across)),
         iterations = history.len(),
