@@ -133,6 +133,16 @@ pub enum GoalErrorCode {
     /// Refused: no word of the goal names an action the offline planner knows ("hello",
     /// "make me a coffee"); the LLM agent leaves this to the model.
     GoalNoVerb,
+    /// Refused: the action is outside the skills (wash, cook, fold).
+    GoalUnsupported,
+    /// Refused: the goal would harm someone or something (fire, hitting, the living in
+    /// appliances, metal in sockets).
+    GoalUnsafe,
+    /// Refused: the action has nothing to act on ("open it" with nothing named before).
+    GoalNoObject,
+    /// Not acted on: a verb was matched by meaning with too little confidence; the
+    /// message asks back "did you mean …?" so the goal can be said again.
+    GoalUnclear,
 }
 
 /// One thing that happened during a goal. Serialised as JSON lines by `asp run --json`

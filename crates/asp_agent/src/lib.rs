@@ -40,6 +40,7 @@ pub use events::{
     AgentEvent, AgentKind, EventSink, GoalError, GoalErrorCode, GoalReport, GoalStatus, Guard,
     NullSink, Recorder, RemapPhase, Remedy, StateSink, args_text,
 };
+pub use planner::understand::GoalGrammar;
 pub use planner::{Plan, PlanError, PlanSource, Preposition, Subtask, Verb};
 pub use runtime::AgentSettings;
 pub use tools::{ToolName, ToolRequest};
@@ -73,6 +74,9 @@ pub struct Agent {
     state: tokio::sync::Mutex<State>,
     state_sink: Arc<dyn StateSink>,
     event_sink: Arc<dyn EventSink>,
+    /// The offline goal grammar: the offline brain's planner and the LLM planner's
+    /// fallback.
+    grammar: Arc<GoalGrammar>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -93,7 +97,25 @@ impl Agent {
             state: tokio::sync::Mutex::new(State::default()),
             state_sink: Arc::new(NullSink),
             event_sink: Arc::new(NullSink),
+            grammar: Arc::new(GoalGrammar::lexical()),
         }
+    }
+
+    /// Uses `grammar` to read goals (e.g. one that matches words by meaning); the
+    /// default has its word lists only.
+    pub fn with_grammar(mut self, grammar: Arc<GoalGrammar>) -> Self {
+        self.grammar = grammar;
+        self
+    }
+
+    /// How this agent reads goals without a model server.
+    pub fn grammar(&self) -> &GoalGrammar {
+        &self.grammar
+    }
+
+    /// The offline plan of `goal`.
+    pub fn offline_plan(&self, goal: &str) -> Result<Plan, PlanError> {
+        planner::understand::subtasks::plan_of(goal, self.grammar.understand(goal))
     }
 
     /// The agent `agent_node.llm.backend` asks for (the LLM client reads its key from the
@@ -204,7 +226,7 @@ impl Agent {
                     ),
                 )
             }
-            Brain::Offline => match planner::rules::parse_goal(goal) {
+            Brain::Offline => match self.offline_plan(goal) {
                 Ok(plan) => {
                     rt.emit(Ev::Planned {
                         goal_id: goal_id.clone(),
@@ -219,9 +241,18 @@ impl Agent {
                         GoalError {
                             code: match e.kind {
                                 planner::PlanErrorKind::NoVerb => GoalErrorCode::GoalNoVerb,
+                                planner::PlanErrorKind::Unsupported => {
+                                    GoalErrorCode::GoalUnsupported
+                                }
+                                planner::PlanErrorKind::Unsafe => GoalErrorCode::GoalUnsafe,
+                                planner::PlanErrorKind::NoObject => GoalErrorCode::GoalNoObject,
+                                planner::PlanErrorKind::Unclear => GoalErrorCode::GoalUnclear,
                                 planner::PlanErrorKind::Other => GoalErrorCode::Unplannable,
                             },
-                            message: format!("cannot plan the goal: {}", e.message),
+                            message: match e.kind {
+                                planner::PlanErrorKind::Unclear => e.message.clone(),
+                                _ => format!("cannot plan the goal: {}", e.message),
+                            },
                         },
                         String::new(),
                     ),
@@ -255,7 +286,7 @@ impl Agent {
                         }
                     }
                 } else {
-                    Ok(planner::rules::parse_goal(goal).ok())
+                    Ok(self.offline_plan(goal).ok())
                 };
                 match plan {
                     Err(stop) => (None, DriveEnd::Stopped(stop)),

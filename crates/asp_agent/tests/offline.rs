@@ -224,11 +224,30 @@ async fn several_objects_in_one_goal() {
 async fn what_it_cannot_do_fails_clearly() {
     let w = world();
     let (agent, _) = offline_agent(w.clone(), settings());
-    // no verb the planner knows: refused with its own code, before any tool call
-    let r = run(&agent, "make me a coffee").await;
+    // each refusal class with its own code, before any tool call
+    let r = run(&agent, "good morning, robot").await;
     assert_eq!(error_code(&r), GoalErrorCode::GoalNoVerb);
     assert_eq!(r.tool_calls, 0);
-    assert!(r.summary.contains("no known verb"), "{}", r.summary);
+    assert!(r.summary.contains("asks for an action"), "{}", r.summary);
+    let r = run(&agent, "zorble the mug").await;
+    assert_eq!(error_code(&r), GoalErrorCode::GoalNoVerb);
+    assert!(
+        r.summary.contains("\"zorble\""),
+        "names the word: {}",
+        r.summary
+    );
+    let r = run(&agent, "make me a coffee").await;
+    assert_eq!(error_code(&r), GoalErrorCode::GoalUnsupported);
+    assert!(
+        r.summary.contains("not one of the robot's skills"),
+        "{}",
+        r.summary
+    );
+    let r = run(&agent, "throw the mug at my brother").await;
+    assert_eq!(error_code(&r), GoalErrorCode::GoalUnsafe);
+    let r = run(&agent, "open it").await;
+    assert_eq!(error_code(&r), GoalErrorCode::GoalNoObject);
+    assert_eq!(r.tool_calls, 0);
     let r = run(&agent, "pick up the giraffe").await;
     assert_eq!(error_code(&r), GoalErrorCode::SubtaskFailed);
     assert!(

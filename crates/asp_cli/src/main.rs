@@ -64,6 +64,14 @@ enum Command {
     Memory(MemoryArgs),
     /// Check the configuration and print the effective parameters
     Config(ConfigArgs),
+    /// Show how the offline agent reads a goal: its steps, or why it refuses or asks
+    Understand(UnderstandArgs),
+}
+
+#[derive(Debug, Args)]
+struct UnderstandArgs {
+    /// The goal, as you would say it
+    goal: String,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -233,6 +241,7 @@ fn main() -> ExitCode {
         Command::Run(_) => asp_runtime::init_tracing_with("warn"),
         // an episode's failures are in its row and trace; warnings would break the table
         Command::Eval(_) => asp_runtime::init_tracing_with("error"),
+        Command::Understand(_) | Command::Bench(_) => asp_runtime::init_tracing_with("warn"),
         _ => asp_runtime::init_tracing(),
     }
     match cli.command {
@@ -264,6 +273,9 @@ fn main() -> ExitCode {
             },
         ),
         Command::Bench(args) => bench(&cli.global, &args),
+        Command::Understand(args) => {
+            with_config(&cli.global, |cfg| plan_bench::understand(cfg, &args.goal))
+        }
         Command::Map(args) => with_config(&cli.global, |cfg| match &args.bag {
             Some(bag) => tools::map_from_bag(cfg, bag),
             None => tools::map_quality_report(cfg, args.world.as_deref()),

@@ -5,7 +5,8 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use asp_agent::planner::corpus::{SplitScore, load_corpus, rule_planner, score};
+use asp_agent::planner::corpus::{SplitScore, grammar_planner, load_corpus, score};
+use asp_agent::planner::understand::{GoalGrammar, Understanding};
 use asp_config::LoadedConfig;
 
 use crate::EXIT_CONFIG;
@@ -39,10 +40,21 @@ pub fn plan_report(
         );
         return ExitCode::from(EXIT_CONFIG);
     }
-    let scores: Vec<SplitScore> = chosen.iter().map(|s| score(s, rule_planner)).collect();
+    let Some(grammar) = grammar(cfg) else {
+        return ExitCode::from(EXIT_CONFIG);
+    };
+    let scores: Vec<SplitScore> = chosen
+        .iter()
+        .map(|s| score(s, grammar_planner(&grammar)))
+        .collect();
     println!(
-        "goal planning on the corpus ({}), offline rule-based planner",
-        dir.display()
+        "goal planning on the corpus ({}), offline goal grammar{}",
+        dir.display(),
+        if grammar.has_meaning() {
+            " with words matched by meaning"
+        } else {
+            " (lists only)"
+        }
     );
     println!();
     print!("| category |");
@@ -110,4 +122,48 @@ pub fn plan_report(
         println!("\nresults: {}", path.display());
     }
     ExitCode::SUCCESS
+}
+
+/// The offline agent's grammar as configured, or `None` after saying why not.
+fn grammar(cfg: &LoadedConfig) -> Option<GoalGrammar> {
+    match asp_nodes::agent::goal_grammar(cfg) {
+        Ok(g) => Some(g),
+        Err(e) => {
+            eprintln!("the goal grammar's text embedder does not load (run scripts/setup): {e}");
+            None
+        }
+    }
+}
+
+/// `asp understand GOAL`: the structured plan the grammar reads from one goal, as YAML,
+/// with its notes; or its refusal or question back.
+pub fn understand(cfg: &LoadedConfig, goal: &str) -> ExitCode {
+    let Some(grammar) = grammar(cfg) else {
+        return ExitCode::from(EXIT_CONFIG);
+    };
+    match grammar.understand(goal) {
+        Understanding::Plan { steps, notes } => {
+            match serde_yaml_ng::to_string(&steps) {
+                Ok(y) => print!("{y}"),
+                Err(e) => eprintln!("cannot show the plan: {e}"),
+            }
+            for n in notes {
+                println!("# {n}");
+            }
+            ExitCode::SUCCESS
+        }
+        Understanding::Refused { class, reason } => {
+            println!("refused ({class:?}): {reason}");
+            ExitCode::FAILURE
+        }
+        Understanding::AskBack {
+            question, guess, ..
+        } => {
+            println!("asks back: {question}");
+            if let Ok(y) = serde_yaml_ng::to_string(&guess) {
+                print!("{y}");
+            }
+            ExitCode::FAILURE
+        }
+    }
 }

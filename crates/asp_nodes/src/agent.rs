@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use asp_agent::GoalGrammar;
 use asp_agent::{Agent, AgentEvent, EventSink, GoalReport, GoalStatus, StateSink};
 use asp_config::LoadedConfig;
 use asp_core::robot::CancellationToken;
@@ -191,7 +192,11 @@ pub fn answer(report: &GoalReport) -> GoalAnswer {
                 | C::GoalBlank
                 | C::GoalTooLong
                 | C::GoalControlCharacter
-                | C::GoalNoVerb => FailureKind::InvalidArgument,
+                | C::GoalNoVerb
+                | C::GoalUnsupported
+                | C::GoalUnsafe
+                | C::GoalNoObject
+                | C::GoalUnclear => FailureKind::InvalidArgument,
             };
             (false, Some(kind), error.message.clone())
         }
@@ -219,6 +224,10 @@ pub fn refusal_code(code: asp_agent::GoalErrorCode) -> Option<u16> {
         C::GoalTooLong => goal_refused::TOO_LONG,
         C::GoalControlCharacter => goal_refused::CONTROL_CHARACTER,
         C::GoalNoVerb => goal_refused::NO_VERB,
+        C::GoalUnsupported => goal_refused::UNSUPPORTED,
+        C::GoalUnsafe => goal_refused::UNSAFE,
+        C::GoalNoObject => goal_refused::NO_OBJECT,
+        C::GoalUnclear => goal_refused::UNCLEAR,
         _ => return None,
     })
 }
@@ -299,6 +308,19 @@ impl std::fmt::Debug for AgentNode {
     }
 }
 
+/// The offline goal grammar as configured: with the configured text embedder
+/// (MiniLM) for words its lists do not know when `agent_node.planner.match_by_meaning`
+/// is on and the embedder has meaning (not `hashing`).
+pub fn goal_grammar(cfg: &LoadedConfig) -> Result<GoalGrammar, asp_perception::PerceptionError> {
+    let planner = &cfg.config.agent_node.planner;
+    let embedder = if planner.match_by_meaning {
+        asp_perception::factory::semantic_text_embedder(cfg)?
+    } else {
+        None
+    };
+    Ok(GoalGrammar::from_config(planner, embedder)?)
+}
+
 /// Starts agent_node.
 pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<AgentNode, NodeError> {
     let c = &cfg.config;
@@ -321,6 +343,7 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
     let router = Arc::new(FeedbackRouter::default());
     let agent = Arc::new(
         Agent::from_config(c, Arc::new(backend))?
+            .with_grammar(Arc::new(goal_grammar(cfg)?))
             .with_state_sink(state)
             .with_event_sink(router.clone()),
     );

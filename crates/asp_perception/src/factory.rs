@@ -72,6 +72,17 @@ pub fn text_embedder(cfg: &LoadedConfig) -> Result<Arc<dyn TextEmbedder>, Percep
     })
 }
 
+/// The configured text embedder when it embeds meaning (MiniLM, CLIP), `None` for the
+/// lexical `hashing` one: what the offline goal grammar matches unknown words with.
+pub fn semantic_text_embedder(
+    cfg: &LoadedConfig,
+) -> Result<Option<Arc<dyn TextEmbedder>>, PerceptionError> {
+    match cfg.config.object_map_node.models.text_embedder {
+        TextEmbedderBackend::Hashing => Ok(None),
+        _ => text_embedder(cfg).map(Some),
+    }
+}
+
 /// The configured class-agnostic segmenter.
 pub fn segmenter(cfg: &LoadedConfig) -> Result<Arc<dyn Segmenter>, PerceptionError> {
     let node = &cfg.config.object_map_node;

@@ -192,7 +192,8 @@ impl SimSystem {
                 .cloned()
                 .unwrap_or_else(|| "wrist".into()),
         );
-        let mut agent = Agent::from_config(&cfg.config, Arc::new(backend))?;
+        let mut agent = Agent::from_config(&cfg.config, Arc::new(backend))?
+            .with_grammar(Arc::new(asp_nodes::agent::goal_grammar(cfg)?));
         if let Some(s) = state_sink {
             agent = agent.with_state_sink(s);
         }

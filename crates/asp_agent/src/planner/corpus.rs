@@ -161,6 +161,9 @@ pub struct StepSpec {
     pub action: Option<ActionKind>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// The side to act from ("open the cabinet from the right side").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub side: Option<Side>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub implied: bool,
 }
@@ -186,7 +189,8 @@ impl StepSpec {
             Some("location")
         } else if self.location_part != other.location_part {
             Some("location part")
-        } else if self.action != other.action || self.text != other.text {
+        } else if self.action != other.action || self.text != other.text || self.side != other.side
+        {
             Some("action")
         } else if self.implied != other.implied {
             Some("implied")
@@ -230,6 +234,9 @@ pub enum RefusalClass {
     /// A planner refusal that names no class (scored as wrong against any expected
     /// class).
     Unplannable,
+    /// The planner asked back instead of planning (scored as wrong: the corpus goals
+    /// are all clear enough to plan or refuse).
+    AskedBack,
 }
 
 /// The corpus's categories; accuracy is reported per category.
@@ -341,10 +348,14 @@ impl Split {
                 (Some(p), None) if p.is_empty() => {
                     return Err(err(format!("{}: the plan is empty", g.id)));
                 }
-                (None, Some(RefusalClass::Unplannable)) => {
+                (None, Some(RefusalClass::Unplannable | RefusalClass::AskedBack)) => {
                     return Err(err(format!(
-                        "{}: `unplannable` is not an expected refusal class",
-                        g.id
+                        "{}: `{}` is not an expected refusal class",
+                        g.id,
+                        serde_json::to_value(g.refuse)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_owned))
+                            .unwrap_or_default()
                     )));
                 }
                 _ => {}
@@ -384,6 +395,10 @@ pub fn structured(result: &Result<Plan, PlanError>) -> Expected {
         Ok(plan) => Expected::Plan(plan.subtasks.iter().map(step_of).collect()),
         Err(e) => Expected::Refuse(match e.kind {
             PlanErrorKind::NoVerb => RefusalClass::NoVerb,
+            PlanErrorKind::Unsupported => RefusalClass::Unsupported,
+            PlanErrorKind::Unsafe => RefusalClass::Unsafe,
+            PlanErrorKind::NoObject => RefusalClass::NoObject,
+            PlanErrorKind::Unclear => RefusalClass::AskedBack,
             PlanErrorKind::Other => RefusalClass::Unplannable,
         }),
     }
@@ -414,6 +429,7 @@ fn step_of(s: &Subtask) -> StepSpec {
         location_part: s.location_part.clone(),
         action,
         text,
+        side: None,
         implied: s.implied,
     }
 }
@@ -567,6 +583,11 @@ pub fn score(split: &Split, planner: impl Fn(&str) -> Expected) -> SplitScore {
         split: split.name.clone(),
         goals,
     }
+}
+
+/// The goal grammar as a corpus planner.
+pub fn grammar_planner(grammar: &super::understand::GoalGrammar) -> impl Fn(&str) -> Expected + '_ {
+    move |goal| grammar.understand(goal).expected()
 }
 
 /// The rule-based parser as a corpus planner.

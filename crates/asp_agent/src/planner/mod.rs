@@ -8,6 +8,7 @@
 pub mod corpus;
 pub mod llm;
 pub mod rules;
+pub mod understand;
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -185,6 +186,12 @@ pub enum PlanSource {
     Llm { regenerations: u32 },
     /// The rule-based parser after the LLM failed `attempts` times.
     RulesAfterLlm { attempts: u32, last_problem: String },
+    /// The offline goal grammar ([`understand`]), with what it matched by meaning, left
+    /// unplaced or cannot act on yet.
+    Grammar {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        notes: Vec<String>,
+    },
 }
 
 /// A decomposed goal.
@@ -222,6 +229,14 @@ pub struct PlanError {
 pub enum PlanErrorKind {
     /// No word of a clause asks for an action.
     NoVerb,
+    /// An action outside the skills (wash, cook, fold).
+    Unsupported,
+    /// An action that would harm someone or something.
+    Unsafe,
+    /// An action with nothing to act on ("open it" with nothing named before).
+    NoObject,
+    /// A verb matched by meaning with too little confidence: the message asks back.
+    Unclear,
     /// Anything else: an object missing, a location the skills cannot reach.
     Other,
 }

@@ -297,7 +297,7 @@ const MAX_TYPED_SYMBOLS: usize = 24;
 /// One press per symbol of `text` on `device`: "press the h key", "press the 9 key",
 /// "press the space bar". The key is named by its symbol, as keyboards label them; the
 /// goal text arrives lower-cased and without quotes (see `normalise`).
-fn key_presses(clause: &str, text: &str, device: &str) -> Result<Vec<Subtask>, String> {
+pub(crate) fn key_presses(clause: &str, text: &str, device: &str) -> Result<Vec<Subtask>, String> {
     let symbols: Vec<char> = text.chars().collect();
     if symbols.len() > MAX_TYPED_SYMBOLS {
         return Err(format!(

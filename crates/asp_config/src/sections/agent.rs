@@ -153,6 +153,20 @@ pub struct PlannerConfig {
     /// Regenerations with a hint before the rule-based fallback (SPEC §4.1). Default 2.
     #[garde(range(max = 10))]
     pub max_regenerations: u32,
+    /// Match verbs and attribute words the offline grammar's lists do not know by
+    /// meaning, with the configured text embedder (`object_map_node.models`; not with
+    /// `hashing`, which has no meaning). Default true.
+    #[garde(skip)]
+    pub match_by_meaning: bool,
+    /// Cosine similarity between an unknown verb and its nearest prototype (both said
+    /// in the goal's clause) under which the word is not taken for a verb. Default 0.6.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub meaning_min_similarity: f64,
+    /// How much nearer the nearest prototype must be than any prototype of another
+    /// action for the agent to act; with less it asks back "did you mean …?". Default
+    /// 0.05.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub meaning_min_margin: f64,
 }
 
 impl Default for PlannerConfig {
@@ -160,6 +174,9 @@ impl Default for PlannerConfig {
         Self {
             use_llm: true,
             max_regenerations: 2,
+            match_by_meaning: true,
+            meaning_min_similarity: 0.6,
+            meaning_min_margin: 0.05,
         }
     }
 }

@@ -469,6 +469,14 @@ pub mod goal_refused {
     pub const CONTROL_CHARACTER: u16 = 17;
     /// No word of the goal asks for an action.
     pub const NO_VERB: u16 = 18;
+    /// The action is outside the robot's skills.
+    pub const UNSUPPORTED: u16 = 19;
+    /// The goal would harm someone or something.
+    pub const UNSAFE: u16 = 20;
+    /// The action has nothing to act on.
+    pub const NO_OBJECT: u16 = 21;
+    /// A verb was understood only approximately; the message asks "did you mean …?".
+    pub const UNCLEAR: u16 = 22;
 }
 
 /// The failure kind of an ExecuteGoal `error_code`; `None` for 0 (success) and unknown

@@ -1,0 +1,286 @@
+//! Matching words by meaning: a verb no list knows is embedded in its clause ("yank the
+//! charger") with the text embedder (the MiniLM sentence model we ship) and compared
+//! with each prototype verb in the same clause ("unplug the charger", "grab the
+//! charger", …), so that the object's words weigh the same on every side and the verb
+//! decides. The nearest class is the match; its similarity and its margin over the
+//! nearest other class are the confidence. With a margin of at least `min_margin` the
+//! grammar acts on it, with less the agent asks back ("did you mean …?"); under
+//! `min_similarity` the word is not taken for a verb at all. Adjectives before a noun
+//! are matched alone against attribute and noun prototypes.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use asp_core::models::{ModelError, TextEmbedder};
+
+use crate::planner::Verb;
+use crate::planner::corpus::ActionKind;
+
+use super::lexicon::Sense;
+
+/// What a verb prototype stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VerbClass {
+    Sense(Sense),
+    /// Greetings, thanks, small talk: not a request.
+    Chat,
+}
+
+/// Prototype phrases per class. Words, not goals: they say what each verb means.
+const VERB_PROTOTYPES: &[(&str, VerbClass)] = &[
+    ("pick up", VerbClass::Sense(Sense::Act(Verb::PickUp, None))),
+    ("grab", VerbClass::Sense(Sense::Act(Verb::PickUp, None))),
+    (
+        "take hold of",
+        VerbClass::Sense(Sense::Act(Verb::PickUp, None)),
+    ),
+    ("fetch", VerbClass::Sense(Sense::Act(Verb::PickUp, None))),
+    ("lift", VerbClass::Sense(Sense::Act(Verb::PickUp, None))),
+    ("grip", VerbClass::Sense(Sense::Act(Verb::PickUp, None))),
+    ("bring", VerbClass::Sense(Sense::Carry)),
+    ("carry", VerbClass::Sense(Sense::Carry)),
+    ("deliver", VerbClass::Sense(Sense::Carry)),
+    ("put down", VerbClass::Sense(Sense::Put)),
+    ("place", VerbClass::Sense(Sense::Put)),
+    ("set down", VerbClass::Sense(Sense::Put)),
+    ("drop", VerbClass::Sense(Sense::Put)),
+    ("store away", VerbClass::Sense(Sense::Put)),
+    ("open", VerbClass::Sense(Sense::Act(Verb::Open, None))),
+    ("unlock", VerbClass::Sense(Sense::Act(Verb::Open, None))),
+    ("pull open", VerbClass::Sense(Sense::Act(Verb::Open, None))),
+    ("close", VerbClass::Sense(Sense::Act(Verb::Close, None))),
+    ("shut", VerbClass::Sense(Sense::Act(Verb::Close, None))),
+    ("seal", VerbClass::Sense(Sense::Act(Verb::Close, None))),
+    ("turn on", VerbClass::Sense(Sense::Act(Verb::TurnOn, None))),
+    (
+        "switch on",
+        VerbClass::Sense(Sense::Act(Verb::TurnOn, None)),
+    ),
+    ("activate", VerbClass::Sense(Sense::Act(Verb::TurnOn, None))),
+    ("start", VerbClass::Sense(Sense::Act(Verb::TurnOn, None))),
+    (
+        "turn off",
+        VerbClass::Sense(Sense::Act(Verb::TurnOff, None)),
+    ),
+    (
+        "switch off",
+        VerbClass::Sense(Sense::Act(Verb::TurnOff, None)),
+    ),
+    (
+        "deactivate",
+        VerbClass::Sense(Sense::Act(Verb::TurnOff, None)),
+    ),
+    (
+        "press",
+        VerbClass::Sense(Sense::Act(Verb::TurnOn, Some(ActionKind::Press))),
+    ),
+    (
+        "push the button",
+        VerbClass::Sense(Sense::Act(Verb::TurnOn, Some(ActionKind::Press))),
+    ),
+    (
+        "unplug",
+        VerbClass::Sense(Sense::Act(Verb::PickUp, Some(ActionKind::Unplug))),
+    ),
+    ("wash", VerbClass::Sense(Sense::Unsupported)),
+    ("clean", VerbClass::Sense(Sense::Unsupported)),
+    ("cook", VerbClass::Sense(Sense::Unsupported)),
+    ("fold", VerbClass::Sense(Sense::Unsupported)),
+    ("cut", VerbClass::Sense(Sense::Unsupported)),
+    ("paint", VerbClass::Sense(Sense::Unsupported)),
+    ("pour", VerbClass::Sense(Sense::Unsupported)),
+    ("repair", VerbClass::Sense(Sense::Unsupported)),
+    ("play", VerbClass::Sense(Sense::Unsupported)),
+    ("hit", VerbClass::Sense(Sense::Harm)),
+    ("hurt", VerbClass::Sense(Sense::Harm)),
+    ("attack", VerbClass::Sense(Sense::Harm)),
+    ("break", VerbClass::Sense(Sense::Harm)),
+    ("burn", VerbClass::Sense(Sense::Harm)),
+    ("hello", VerbClass::Chat),
+    ("thanks", VerbClass::Chat),
+    ("goodbye", VerbClass::Chat),
+    ("good morning", VerbClass::Chat),
+    ("sorry", VerbClass::Chat),
+];
+
+/// Attribute prototypes against object-noun prototypes, for a word before the noun.
+const ATTRIBUTE_PROTOTYPES: &[&str] = &[
+    "red",
+    "blue",
+    "dark green",
+    "colour",
+    "wooden",
+    "metal",
+    "plastic",
+    "material",
+    "big",
+    "small",
+    "size",
+    "empty",
+    "dirty",
+    "broken",
+    "shiny",
+    "old",
+];
+const NOUN_PROTOTYPES: &[&str] = &[
+    "coffee",
+    "kitchen",
+    "table",
+    "water",
+    "desk",
+    "phone",
+    "book",
+    "food",
+    "tool",
+    "furniture",
+    "machine",
+    "paper",
+    "toy",
+    "laundry",
+    "garden",
+    "bathroom",
+];
+
+/// An unknown word before a noun is an attribute when it is this near an attribute
+/// prototype and this much nearer to one than to any noun prototype.
+const ATTRIBUTE_SIMILARITY: f32 = 0.5;
+const ATTRIBUTE_MARGIN: f32 = 0.15;
+
+/// A class matched by meaning.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerbMatch {
+    pub class: VerbClass,
+    /// The prototype it is nearest to.
+    pub prototype: &'static str,
+    /// Cosine similarity with that prototype, both in the clause.
+    pub similarity: f32,
+    /// How much nearer than the nearest prototype of another class.
+    pub margin: f32,
+}
+
+impl VerbMatch {
+    /// Sure enough to act on.
+    pub fn sure(&self, m: &Meaning) -> bool {
+        self.margin >= m.min_margin
+    }
+}
+
+/// Classes that act alike count as one when the margin is measured.
+fn group(c: VerbClass) -> u8 {
+    match c {
+        VerbClass::Sense(Sense::Act(Verb::PickUp, None) | Sense::Carry) => 0,
+        VerbClass::Sense(Sense::Put) => 1,
+        VerbClass::Sense(Sense::Act(Verb::Open, _)) => 2,
+        VerbClass::Sense(Sense::Act(Verb::Close, _)) => 3,
+        VerbClass::Sense(Sense::Act(Verb::TurnOn, _)) => 4,
+        VerbClass::Sense(Sense::Act(Verb::TurnOff, _)) => 5,
+        VerbClass::Sense(Sense::Act(Verb::PickUp, Some(_))) => 6,
+        VerbClass::Sense(Sense::Act(Verb::Place, _)) => 1,
+        VerbClass::Sense(Sense::Unsupported) => 7,
+        VerbClass::Sense(Sense::Harm) => 8,
+        VerbClass::Sense(_) => 9,
+        VerbClass::Chat => 10,
+    }
+}
+
+/// The embedder with its prototypes embedded once.
+pub struct Meaning {
+    embedder: Arc<dyn TextEmbedder>,
+    attributes: Vec<Vec<f32>>,
+    nouns: Vec<Vec<f32>>,
+    /// Under this similarity a word is not taken for a verb.
+    pub min_similarity: f32,
+    /// Under this margin over another class the agent asks back.
+    pub min_margin: f32,
+    cache: Mutex<HashMap<String, Vec<f32>>>,
+}
+
+impl std::fmt::Debug for Meaning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Meaning")
+            .field("min_similarity", &self.min_similarity)
+            .field("min_margin", &self.min_margin)
+            .finish()
+    }
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+impl Meaning {
+    /// Embeds the attribute and noun prototypes (verb prototypes are embedded in each
+    /// clause).
+    pub fn new(
+        embedder: Arc<dyn TextEmbedder>,
+        min_similarity: f32,
+        min_margin: f32,
+    ) -> Result<Self, ModelError> {
+        let embed_all = |list: &[&str]| {
+            list.iter()
+                .map(|p| embedder.embed_text(p))
+                .collect::<Result<Vec<_>, ModelError>>()
+        };
+        let attributes = embed_all(ATTRIBUTE_PROTOTYPES)?;
+        let nouns = embed_all(NOUN_PROTOTYPES)?;
+        Ok(Self {
+            embedder,
+            attributes,
+            nouns,
+            min_similarity,
+            min_margin,
+            cache: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn embed(&self, text: &str) -> Option<Vec<f32>> {
+        if let Some(v) = self.cache.lock().ok()?.get(text) {
+            return Some(v.clone());
+        }
+        let v = self.embedder.embed_text(text).ok()?;
+        if let Ok(mut c) = self.cache.lock() {
+            c.insert(text.to_owned(), v.clone());
+        }
+        Some(v)
+    }
+
+    /// The verb class nearest to `verb` said before `rest` ("yank" before "the
+    /// charger"), or `None` when it is under `min_similarity` or the embedder fails.
+    pub fn verb(&self, verb: &str, rest: &str) -> Option<VerbMatch> {
+        let in_clause = |v: &str| {
+            if rest.is_empty() {
+                v.to_owned()
+            } else {
+                format!("{v} {rest}")
+            }
+        };
+        let q = self.embed(&in_clause(verb))?;
+        let mut scored = Vec::with_capacity(VERB_PROTOTYPES.len());
+        for (p, c) in VERB_PROTOTYPES {
+            scored.push((*c, *p, cosine(&q, &self.embed(&in_clause(p))?)));
+        }
+        scored.sort_by(|a, b| b.2.total_cmp(&a.2));
+        let (class, prototype, similarity) = *scored.first()?;
+        let other = scored
+            .iter()
+            .find(|(c, _, _)| group(*c) != group(class))
+            .map_or(0.0, |s| s.2);
+        (similarity >= self.min_similarity).then_some(VerbMatch {
+            class,
+            prototype,
+            similarity,
+            margin: similarity - other,
+        })
+    }
+
+    /// Whether a word before the noun describes it (colour, material, size, state)
+    /// rather than naming a kind of it ("teal" yes, "coffee" no).
+    pub fn is_attribute(&self, word: &str) -> bool {
+        let Some(v) = self.embed(word) else {
+            return false;
+        };
+        let best = |list: &[Vec<f32>]| list.iter().map(|e| cosine(&v, e)).fold(f32::MIN, f32::max);
+        let a = best(&self.attributes);
+        a >= ATTRIBUTE_SIMILARITY && a > best(&self.nouns) + ATTRIBUTE_MARGIN
+    }
+}

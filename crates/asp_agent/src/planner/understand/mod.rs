@@ -1,0 +1,1626 @@
+//! The offline goal grammar (issue 15): a goal as people say it becomes a structured
+//! plan — each step's verb from the closed set, its object's own words apart from
+//! attributes, relation, ordinal, room and count, the part, where it goes — or a refusal
+//! with its class and the words it could not place, or a question back when a verb was
+//! matched by meaning with too little confidence.
+//!
+//! It reads clauses, not sentences: clause marks, "then", "after that" and "and" before
+//! a verb separate them; polite wrappers ("could you", "would you mind", "I'd really
+//! appreciate it if you could") are skipped by finding the verb where a request puts it;
+//! "I need X" asks for X; "not the red one" rules out; a verbless clause after a request
+//! repeats its verb ("turn on the printer, then the monitor") and one before a request
+//! names what its "it" stands for ("the remote by the lamp, could you grab it"). Verbs
+//! and attribute words no list knows are matched by meaning ([`meaning::Meaning`]).
+//! Implied steps follow the corpus rules (pick up before placing, open before placing
+//! in or taking out of a closed receptacle). Safety refusals (harm, fire, the living put
+//! in appliances, metal in sockets) are decided here so that the plan never holds them;
+//! the tool guards still check every call.
+
+pub mod lexicon;
+pub mod meaning;
+pub mod phrase;
+pub mod subtasks;
+pub mod tokens;
+
+use std::sync::Arc;
+
+use asp_core::models::{ModelError, TextEmbedder};
+
+use super::corpus::{ActionKind, Expected, ObjectRef, RefusalClass, RelationKind, StepSpec};
+use super::{Preposition, Verb, is_openable};
+use lexicon::*;
+use meaning::{Meaning, VerbClass, VerbMatch};
+use phrase::{Phrase, PhraseReader, find, longest, starts};
+use tokens::{Tok, gerund_bases, tokenize};
+
+/// What the grammar makes of a goal.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Understanding {
+    /// The steps, implied ones included, and notes on what was matched by meaning or
+    /// left unplaced.
+    Plan {
+        steps: Vec<StepSpec>,
+        notes: Vec<String>,
+    },
+    /// The goal is refused; `reason` says why and names the words it could not place.
+    Refused { class: RefusalClass, reason: String },
+    /// A verb was matched by meaning below the confidence to act on: ask first.
+    AskBack {
+        question: String,
+        /// The plan the guess would give.
+        guess: Vec<StepSpec>,
+        confidence: f32,
+    },
+}
+
+impl Understanding {
+    /// As the corpus scores it.
+    pub fn expected(&self) -> Expected {
+        match self {
+            Understanding::Plan { steps, .. } => Expected::Plan(steps.clone()),
+            Understanding::Refused { class, .. } => Expected::Refuse(*class),
+            Understanding::AskBack { .. } => Expected::Refuse(RefusalClass::AskedBack),
+        }
+    }
+}
+
+/// The grammar, with an optional meaning model for words its lists do not know.
+#[derive(Debug, Default)]
+pub struct GoalGrammar {
+    meaning: Option<Meaning>,
+}
+
+/// Words that make a clause subordinate ("when you get a chance", "if you don't mind").
+const SUBORDINATORS: &[&str] = &[
+    "when", "whenever", "once", "if", "after", "before", "while", "because", "since", "unless",
+    "as", "though", "although", "sorry", "excuse",
+];
+
+/// Small talk: a clause of these words only asks for nothing.
+const CHAT: &[&str] = &[
+    "hello",
+    "hi",
+    "hey",
+    "thanks",
+    "thank",
+    "you",
+    "sorry",
+    "excuse",
+    "me",
+    "good",
+    "morning",
+    "afternoon",
+    "evening",
+    "night",
+    "bye",
+    "goodbye",
+    "cheers",
+    "yes",
+    "no",
+    "yeah",
+    "ok",
+    "okay",
+    "great",
+    "nice",
+    "cool",
+    "awesome",
+    "perfect",
+    "fine",
+    "that",
+    "is",
+    "all",
+    "for",
+    "now",
+    "there",
+    "robot",
+    "buddy",
+    "how",
+    "are",
+    "doing",
+    "today",
+    "much",
+    "very",
+    "so",
+    "it",
+    "was",
+    "well",
+    "done",
+    "job",
+    "again",
+];
+
+const MODALS: &[&str] = &["could", "can", "would", "will", "should", "must", "might"];
+
+/// A clause, classified.
+#[derive(Debug, Clone)]
+enum Clause {
+    /// A request: the verb's sense, its words, what follows it.
+    Act {
+        sense: Sense,
+        verb: String,
+        rest: Vec<Tok>,
+        by_meaning: Option<VerbMatch>,
+    },
+    /// "I need X", "I'd like X".
+    Want(Vec<Tok>),
+    /// "not the red one", "don't grab the glass one", "leave the white plate"; with
+    /// what follows "but" ("not the red one but the black one").
+    Exclude(Vec<Tok>, Option<Vec<Tok>>, Option<(Sense, String)>),
+    /// A noun phrase without a verb.
+    Mention(Vec<Tok>),
+    /// A verb no list knows and the meaning model could not place.
+    UnknownVerb(String),
+    /// A statement, a question, small talk, a subordinate clause.
+    Ignore,
+}
+
+impl GoalGrammar {
+    /// The grammar with its lists only.
+    pub fn lexical() -> Self {
+        Self { meaning: None }
+    }
+
+    /// The grammar with verbs and attributes also matched by meaning (see
+    /// [`Meaning`] for the two thresholds).
+    pub fn with_embedder(
+        embedder: Arc<dyn TextEmbedder>,
+        min_similarity: f32,
+        min_margin: f32,
+    ) -> Result<Self, ModelError> {
+        Ok(Self {
+            meaning: Some(Meaning::new(embedder, min_similarity, min_margin)?),
+        })
+    }
+
+    /// The grammar as configured: matching by meaning with `embedder` when the
+    /// configuration asks for it and an embedder is given.
+    pub fn from_config(
+        cfg: &asp_config::sections::agent::PlannerConfig,
+        embedder: Option<Arc<dyn TextEmbedder>>,
+    ) -> Result<Self, ModelError> {
+        match embedder.filter(|_| cfg.match_by_meaning) {
+            Some(e) => Self::with_embedder(
+                e,
+                cfg.meaning_min_similarity as f32,
+                cfg.meaning_min_margin as f32,
+            ),
+            None => Ok(Self::lexical()),
+        }
+    }
+
+    /// Whether verbs are matched by meaning.
+    pub fn has_meaning(&self) -> bool {
+        self.meaning.is_some()
+    }
+
+    fn reader(&self) -> PhraseReader<'_> {
+        PhraseReader {
+            meaning: self.meaning.as_ref(),
+        }
+    }
+
+    /// Reads a goal.
+    pub fn understand(&self, goal: &str) -> Understanding {
+        let toks = tokenize(goal);
+        let mut d = Discourse::default();
+        for seg in segments(&toks) {
+            let clause = self.classify(&seg);
+            if let Err(refusal) = self.apply(&mut d, clause) {
+                return refusal;
+            }
+        }
+        d.finish(&toks)
+    }
+
+    fn classify(&self, seg: &[Tok]) -> Clause {
+        let lead = seg
+            .iter()
+            .position(|t| !find(FILLERS, &t.w).is_some() || t.is("do") && seg.len() > 1)
+            .unwrap_or(seg.len());
+        let body = &seg[lead..];
+        if body.is_empty() {
+            return Clause::Ignore;
+        }
+        // ruling out: "not the red one", "don't grab the glass one", "leave the plate"
+        for ex in [
+            "i do not want",
+            "i do not need",
+            "i would not want",
+            "i would rather not have",
+            "do not",
+            "not",
+            "never",
+            "except",
+            "but not",
+            "no",
+        ] {
+            if starts(body, 0, ex) {
+                let n = ex.split(' ').count();
+                let mut rest = &body[n..];
+                let mut verb = None;
+                if let Some((sense, len, words)) = verb_at(rest, 0) {
+                    verb = Some((sense, words.to_owned()));
+                    rest = &rest[len..];
+                    while rest
+                        .first()
+                        .is_some_and(|t| PARTICLES.contains(&t.w.as_str()))
+                    {
+                        rest = &rest[1..];
+                    }
+                }
+                return split_but(rest, verb);
+            }
+        }
+        if body[0].is("leave")
+            && !body
+                .iter()
+                .any(|t| matches!(t.w.as_str(), "on" | "in" | "inside" | "into"))
+        {
+            return split_but(&body[1..], None);
+        }
+        // "the blue cup … goes in the sink"
+        if matches!(body[0].w.as_str(), "goes" | "go" | "belongs" | "belong")
+            && body.get(1).is_some_and(|t| {
+                matches!(
+                    t.w.as_str(),
+                    "in" | "on" | "into" | "onto" | "inside" | "back"
+                )
+            })
+        {
+            let mut rest = vec![Tok {
+                w: "it".into(),
+                raw: "it".into(),
+            }];
+            rest.extend_from_slice(&body[1..]);
+            return Clause::Act {
+                sense: Sense::Put,
+                verb: body[0].w.clone(),
+                rest,
+                by_meaning: None,
+            };
+        }
+        // a request: the verb where a request puts it
+        if let Some((i, sense, len)) = find_act(seg) {
+            let verb = seg[i..i + len]
+                .iter()
+                .map(|t| t.w.as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
+            return Clause::Act {
+                sense,
+                verb,
+                rest: seg[i + len..].to_vec(),
+                by_meaning: None,
+            };
+        }
+        if find(SUBORDINATORS, &body[0].w).is_some() {
+            return Clause::Ignore;
+        }
+        for w in WANTS {
+            if starts(body, 0, w) {
+                return Clause::Want(body[w.split(' ').count()..].to_vec());
+            }
+        }
+        if body
+            .iter()
+            .all(|t| find(CHAT, &t.w).is_some() || find(FILLERS, &t.w).is_some())
+        {
+            return Clause::Ignore;
+        }
+        // "the plant needs water", "the floor needs sweeping"
+        if let Some(k) = body.iter().position(|t| t.is("needs") || t.is("need")) {
+            let next = body.get(k + 1).map(|t| t.w.clone()).unwrap_or_default();
+            let needed = verb_word(&next)
+                .or_else(|| gerund_bases(&next).into_iter().find_map(|b| verb_word(&b)));
+            if let Some(s @ (Sense::Unsupported | Sense::Harm)) = needed {
+                return Clause::Act {
+                    sense: s,
+                    verb: next,
+                    rest: Vec::new(),
+                    by_meaning: None,
+                };
+            }
+        }
+        if starts(body, 0, "there is") || starts(body, 0, "there are") {
+            return Clause::Mention(body[2..].to_vec());
+        }
+        if find(SUBJECTS, &body[0].w).is_some() {
+            return Clause::Ignore;
+        }
+        let w0 = body[0].w.as_str();
+        let noun_start = find(DETERMINERS, w0).is_some()
+            || find(PRONOUNS, w0).is_some()
+            || w0.chars().all(|c| c.is_ascii_digit());
+        let object_follows = body.get(1).is_some_and(|t| {
+            find(DETERMINERS, &t.w).is_some()
+                || find(PRONOUNS, &t.w).is_some()
+                || t.is("me")
+                || PARTICLES.contains(&t.w.as_str())
+        });
+        if !noun_start && object_follows {
+            // a verb no list knows: by meaning
+            let with_particle = body
+                .get(1)
+                .filter(|t| PARTICLES.contains(&t.w.as_str()))
+                .map_or_else(|| w0.to_owned(), |p| format!("{w0} {}", p.w));
+            let skip = with_particle.split(' ').count();
+            let rest: Vec<&str> = body[skip..]
+                .iter()
+                .take_while(|t| !t.is_mark())
+                .map(|t| t.w.as_str())
+                .collect();
+            if let Some(m) = self
+                .meaning
+                .as_ref()
+                .and_then(|m| m.verb(&with_particle, &rest.join(" ")))
+            {
+                return match m.class {
+                    VerbClass::Chat => Clause::Ignore,
+                    VerbClass::Sense(sense) => Clause::Act {
+                        sense,
+                        verb: with_particle,
+                        rest: body[skip..].to_vec(),
+                        by_meaning: Some(m),
+                    },
+                };
+            }
+            return Clause::UnknownVerb(w0.to_owned());
+        }
+        Clause::Mention(body.to_vec())
+    }
+
+    fn apply(&self, d: &mut Discourse, clause: Clause) -> Result<(), Understanding> {
+        match clause {
+            Clause::Ignore => Ok(()),
+            Clause::UnknownVerb(w) => {
+                d.unknown_verbs.push(w);
+                Ok(())
+            }
+            Clause::Want(rest) => {
+                let p = self.reader().parse(&rest);
+                let obj = d
+                    .resolve(&p, None)
+                    .map_err(|e| refuse(RefusalClass::NoObject, e))?;
+                d.push_want(obj, p.part);
+                Ok(())
+            }
+            Clause::Exclude(rest, but, verb) => {
+                if verb.is_some() {
+                    d.last_act = verb;
+                }
+                let p = self.reader().parse(&rest);
+                d.exclude(p);
+                if let Some(but) = but {
+                    let p = self.reader().parse(&but);
+                    d.refine(&p);
+                }
+                Ok(())
+            }
+            Clause::Mention(rest) => {
+                let p = self.reader().parse(&rest);
+                if p.is_empty() && p.obj.room.is_none() {
+                    return Ok(());
+                }
+                // "go to the kitchen": the room of what follows
+                if p.obj.relation.is_none() && ROOMS.contains(&p.obj.name.as_str()) {
+                    d.room = Some(p.obj.name.clone());
+                    return Ok(());
+                }
+                if p.one && !d.objects.is_empty()
+                    || p.obj.name.is_empty() && !p.obj.excluded.is_empty()
+                {
+                    d.refine(&p);
+                    return Ok(());
+                }
+                if let Some((sense, verb)) = d.last_act.clone() {
+                    // "then the monitor": the verb before, again
+                    return self.act(d, sense, &verb, &rest);
+                }
+                d.mention(p);
+                Ok(())
+            }
+            Clause::Act {
+                sense,
+                verb,
+                rest,
+                by_meaning,
+            } => {
+                if let Some(m) = &by_meaning {
+                    if self.meaning.as_ref().is_some_and(|mm| m.sure(mm)) {
+                        d.notes.push(format!(
+                            "{verb:?} read as {:?} (similarity {:.2}, margin {:.2})",
+                            m.prototype, m.similarity, m.margin
+                        ));
+                    } else {
+                        d.ask = Some((verb.clone(), m.clone()));
+                    }
+                }
+                self.act(d, sense, &verb, &rest)
+            }
+        }
+    }
+
+    /// One request clause: its steps.
+    fn act(
+        &self,
+        d: &mut Discourse,
+        sense: Sense,
+        verb: &str,
+        rest: &[Tok],
+    ) -> Result<(), Understanding> {
+        d.last_act = Some((sense, verb.to_owned()));
+        // particles said apart from the verb ("switch the TV off"), and the rest without
+        let (particles, rest) = particles(rest, sense);
+        let sense = refine_sense(sense, verb, &particles, &rest);
+        match sense {
+            Sense::Unsupported => Err(refuse(
+                RefusalClass::Unsupported,
+                format!(
+                    "{verb:?} is not one of the robot's skills (pick up, place, open, close, turn on, turn off)"
+                ),
+            )),
+            Sense::Harm => Err(refuse(
+                RefusalClass::Unsafe,
+                format!("{verb:?} would harm someone or something"),
+            )),
+            Sense::Leave => {
+                d.exclude(self.reader().parse(&rest));
+                Ok(())
+            }
+            Sense::Act(v, Some(kind @ (ActionKind::Type | ActionKind::Dial))) => {
+                let on = rest.iter().position(|t| {
+                    matches!(
+                        t.w.as_str(),
+                        "on" | "into" | "in" | "using" | "with" | "from"
+                    )
+                });
+                let (text, device) = match on {
+                    Some(k) => (&rest[..k], &rest[k + 1..]),
+                    None => (rest.as_slice(), &[][..]),
+                };
+                let text: Vec<&str> = text.iter().map(|t| t.raw.as_str()).collect();
+                let p = self.reader().parse(device);
+                let obj = d
+                    .resolve(&p, None)
+                    .map_err(|e| refuse(RefusalClass::NoObject, e))?;
+                d.push(StepSpec {
+                    action: Some(kind),
+                    text: Some(text.join(" ")),
+                    part: p.part,
+                    ..step(v, obj)
+                });
+                Ok(())
+            }
+            Sense::Act(v, action) => {
+                for conj in conjuncts(&rest) {
+                    let p = self.reader().parse(conj);
+                    d.unplaced.extend(p.unplaced.iter().cloned());
+                    let obj = d
+                        .resolve(&p, None)
+                        .map_err(|e| refuse(RefusalClass::NoObject, e))?;
+                    let action = action.or_else(|| press_like(v, &obj, p.part.as_deref()));
+                    d.push(StepSpec {
+                        action,
+                        part: p.part,
+                        side: p.side,
+                        ..step(v, obj)
+                    });
+                }
+                Ok(())
+            }
+            Sense::Put | Sense::Carry => {
+                let conj = conjuncts(&rest);
+                // "put the apple and the banana in the basket": a conjunct without a
+                // place takes the next one's
+                let mut parsed: Vec<(Phrase, Option<(Preposition, Option<Phrase>)>)> = Vec::new();
+                for c in &conj {
+                    let (object, place) = split_place(c, sense);
+                    let p = self.reader().parse(object);
+                    d.unplaced.extend(p.unplaced.iter().cloned());
+                    let place = place.map(|(prep, loc)| {
+                        let lp = (!loc.is_empty()).then(|| self.reader().parse(loc));
+                        (prep, lp)
+                    });
+                    parsed.push((p, place));
+                }
+                for k in 0..parsed.len() {
+                    if parsed[k].1.is_none() {
+                        parsed[k].1 = parsed[k + 1..].iter().find_map(|(_, pl)| pl.clone());
+                    }
+                }
+                for (p, place) in parsed {
+                    let obj = d
+                        .resolve(&p, None)
+                        .map_err(|e| refuse(RefusalClass::NoObject, e))?;
+                    match place {
+                        None if sense == Sense::Carry => {
+                            d.push(StepSpec {
+                                part: p.part,
+                                ..step(Verb::PickUp, obj)
+                            });
+                        }
+                        None => {
+                            return Err(refuse(
+                                RefusalClass::NoObject,
+                                format!("{verb:?} needs a place to put the {} on or in", obj.name),
+                            ));
+                        }
+                        Some((prep, loc)) => {
+                            let (loc, loc_part) = match loc {
+                                Some(lp) => {
+                                    let l = d
+                                        .resolve(&lp, Some(&obj))
+                                        .map_err(|e| refuse(RefusalClass::NoObject, e))?;
+                                    (l, lp.part)
+                                }
+                                // "put the bowl in": where was named before
+                                None => (
+                                    d.last_other(&obj).ok_or_else(|| {
+                                        refuse(
+                                            RefusalClass::NoObject,
+                                            format!("{verb:?} does not say where"),
+                                        )
+                                    })?,
+                                    None,
+                                ),
+                            };
+                            if sense == Sense::Carry {
+                                d.push(StepSpec {
+                                    part: p.part.clone(),
+                                    ..step(Verb::PickUp, obj.clone())
+                                });
+                            }
+                            d.push(StepSpec {
+                                preposition: Some(prep),
+                                location: Some(loc),
+                                location_part: loc_part,
+                                ..step(Verb::Place, obj)
+                            });
+                        }
+                    }
+                }
+                Ok(())
+            }
+            Sense::Push | Sense::Pull => Err(Understanding::AskBack {
+                question: format!("{verb:?} what way: open, close, turn on, turn off or press?"),
+                guess: Vec::new(),
+                confidence: 0.0,
+            }),
+        }
+    }
+}
+
+fn refuse(class: RefusalClass, reason: impl Into<String>) -> Understanding {
+    Understanding::Refused {
+        class,
+        reason: reason.into(),
+    }
+}
+
+fn step(verb: Verb, object: ObjectRef) -> StepSpec {
+    StepSpec {
+        verb,
+        object,
+        part: None,
+        preposition: None,
+        location: None,
+        location_part: None,
+        action: None,
+        text: None,
+        side: None,
+        implied: false,
+    }
+}
+
+fn verb_word(w: &str) -> Option<Sense> {
+    VERBS.iter().find(|(p, _)| *p == w).map(|(_, s)| *s)
+}
+
+/// The verb `toks[i..]` starts with (its gerund too: "closing"), and its word count.
+fn verb_at(toks: &[Tok], i: usize) -> Option<(Sense, usize, &'static str)> {
+    if let Some(found) = longest(VERBS, toks, i) {
+        return Some(found);
+    }
+    for base in gerund_bases(&toks.get(i)?.w) {
+        let mut t = toks.to_vec();
+        t[i].w = base;
+        if let Some(found) = longest(VERBS, &t, i) {
+            return Some(found);
+        }
+    }
+    None
+}
+
+/// Where the request's verb is: after the polite wrapper, after "to", "and", "please",
+/// or after "could you" / "if you could".
+fn find_act(seg: &[Tok]) -> Option<(usize, Sense, usize)> {
+    for i in 0..seg.len() {
+        let before = &seg[..i];
+        let lead = before
+            .iter()
+            .all(|t| find(FILLERS, &t.w).is_some() && !t.is("not"));
+        let prev = before.last().map(|t| t.w.as_str());
+        let prev2 = before.len().checked_sub(2).map(|k| seg[k].w.as_str());
+        let ok =
+            lead || matches!(
+                prev,
+                Some("to" | "and" | "please" | "just" | "then" | "kindly")
+            ) || prev.is_some_and(|p| MODALS.contains(&p)) && prev2 == Some("you")
+                || prev == Some("you") && prev2.is_some_and(|p| MODALS.contains(&p));
+        if !ok {
+            continue;
+        }
+        // "to" after a subject ("I want to …") is not a request unless "you" asked it
+        if prev == Some("to")
+            && before.iter().any(|t| t.is("i") || t.is("we"))
+            && !before.iter().any(|t| t.is("you"))
+        {
+            continue;
+        }
+        if let Some((sense, len, _)) = verb_at(seg, i) {
+            // a verb needs something after it, unless it ends the goal ("start it")
+            return Some((i, sense, len));
+        }
+    }
+    None
+}
+
+/// Splits "the red one but the black one" into what is ruled out and what is asked.
+fn split_but(rest: &[Tok], verb: Option<(Sense, String)>) -> Clause {
+    match rest.iter().position(|t| t.is("but") || t.is("instead")) {
+        Some(k) => Clause::Exclude(rest[..k].to_vec(), Some(rest[k + 1..].to_vec()), verb),
+        None => Clause::Exclude(rest.to_vec(), None, verb),
+    }
+}
+
+/// Clauses: split at clause marks, "then", "after that", and at "and"/"but" before a
+/// verb.
+fn segments(toks: &[Tok]) -> Vec<Vec<Tok>> {
+    let mut out: Vec<Vec<Tok>> = Vec::new();
+    let mut cur: Vec<Tok> = Vec::new();
+    let mut i = 0;
+    let flush = |cur: &mut Vec<Tok>, out: &mut Vec<Vec<Tok>>| {
+        if !cur.is_empty() {
+            out.push(std::mem::take(cur));
+        }
+    };
+    while i < toks.len() {
+        let t = &toks[i];
+        if t.is_mark() {
+            flush(&mut cur, &mut out);
+            i += 1;
+            continue;
+        }
+        let seq = [
+            "and then",
+            "and afterwards",
+            "and after that",
+            "after that",
+            "afterwards",
+            "after which",
+            "then",
+            "once you are done",
+            "when you are done",
+            "once that is done",
+            "when that is done",
+            "once done",
+            "and finally",
+            "finally",
+            "followed by",
+        ];
+        if let Some(s) = seq.iter().find(|s| starts(toks, i, s)) {
+            flush(&mut cur, &mut out);
+            i += s.split(' ').count();
+            continue;
+        }
+        if (t.is("and") || t.is("but") || t.is("or")) && !cur.is_empty() {
+            let mut j = i + 1;
+            while toks.get(j).is_some_and(|t| {
+                matches!(
+                    t.w.as_str(),
+                    "also" | "please" | "just" | "then" | "to" | "you" | "can" | "could"
+                )
+            }) {
+                j += 1;
+            }
+            let between_open = cur
+                .iter()
+                .rev()
+                .take_while(|t| !t.is("and"))
+                .any(|t| t.is("between"));
+            let starts_clause = !between_open
+                && (verb_at(toks, j).is_some_and(|(_, len, _)| {
+                    toks.get(j + len)
+                        .is_some_and(|n| !n.is_mark() && !n.is("and"))
+                        || toks.get(j + len).is_none_or(|n| n.is_mark())
+                            && matches!(toks[j].w.as_str(), "start" | "close" | "open")
+                }) || starts(toks, j, "do not")
+                    || starts(toks, j, "leave"));
+            if starts_clause {
+                flush(&mut cur, &mut out);
+                i = j;
+                continue;
+            }
+        }
+        cur.push(t.clone());
+        i += 1;
+    }
+    flush(&mut cur, &mut out);
+    out
+}
+
+/// Top-level "and"-joined object phrases ("the TV and the lamp"); "between X and Y"
+/// keeps its "and".
+fn conjuncts(rest: &[Tok]) -> Vec<&[Tok]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut between = false;
+    for (k, t) in rest.iter().enumerate() {
+        if t.is("between") {
+            between = true;
+        } else if t.is("and") || t.is("as well as") {
+            if between {
+                between = false;
+                continue;
+            }
+            // "the apple and the banana", not "salt and pepper" alone
+            let next_np = rest.get(k + 1).is_some_and(|n| {
+                find(DETERMINERS, &n.w).is_some()
+                    || find(PRONOUNS, &n.w).is_some()
+                    || n.w.parse::<u32>().is_ok()
+                    || NUMBERS.iter().any(|(w, _)| *w == n.w)
+            });
+            if next_np {
+                out.push(&rest[start..k]);
+                start = k + 1;
+            }
+        }
+    }
+    out.push(&rest[start..]);
+    out.retain(|c| !c.is_empty());
+    if out.is_empty() {
+        out.push(&rest[0..0]);
+    }
+    out
+}
+
+/// The particles of a verb said apart from it ("switch the TV off", "put the glass
+/// down on the coaster"), and the rest without them.
+fn particles(rest: &[Tok], sense: Sense) -> (Vec<String>, Vec<Tok>) {
+    let mut found = Vec::new();
+    let mut out = Vec::new();
+    for (k, t) in rest.iter().enumerate() {
+        let w = t.w.as_str();
+        let next = rest.get(k + 1).map(|n| n.w.as_str());
+        let is_particle = PARTICLES.contains(&w)
+            && (next.is_none()
+                || next.is_some_and(|n| {
+                    find(TRAILERS, n).is_some() && !matches!(n, "the" | "a" | "it" | "here" | "there" | "over")
+                        || matches!(n, "and" | "again")
+                        || k > 0 && matches!(n, "in" | "on" | "into" | "onto" | "to" | "inside")
+                })
+                || k == 0 && next.is_some_and(|n| find(DETERMINERS, n).is_some() || find(PRONOUNS, n).is_some() || n == "me"))
+            // "put the lid on": the place is said, not a particle
+            && !(matches!(sense, Sense::Put) && w == "on" && next.is_none());
+        // "the cup on the left": not a particle
+        let part_of_phrase = k > 0 && matches!(rest[k - 1].w.as_str(), "the" | "its");
+        if is_particle && !part_of_phrase {
+            found.push(w.to_owned());
+        } else {
+            out.push(t.clone());
+        }
+    }
+    (found, out)
+}
+
+/// The sense once the particles are known ("switch … off", "pull … open", "throw … at").
+fn refine_sense(sense: Sense, verb: &str, particles: &[String], rest: &[Tok]) -> Sense {
+    let has = |p: &str| particles.iter().any(|x| x == p) || verb.ends_with(&format!(" {p}"));
+    let object_words: Vec<&str> = rest.iter().map(|t| t.w.as_str()).collect();
+    let plugged = object_words.iter().any(|w| {
+        matches!(
+            *w,
+            "plug" | "charger" | "cable" | "cord" | "adapter" | "adaptor" | "lead" | "usb"
+        )
+    });
+    let first = verb.split(' ').next().unwrap_or(verb);
+    match sense {
+        Sense::Push
+        | Sense::Pull
+        | Sense::Act(Verb::Close, None)
+        | Sense::Act(Verb::Open, None)
+        | Sense::Act(Verb::TurnOn, Some(ActionKind::Press)) => {
+            if has("on") || first == "power" && has("up") {
+                Sense::Act(Verb::TurnOn, None)
+            } else if has("off")
+                || first == "power" && has("down")
+                || first == "shut" && has("down")
+            {
+                Sense::Act(Verb::TurnOff, None)
+            } else if has("open") {
+                Sense::Act(Verb::Open, None)
+            } else if has("shut") || has("closed") {
+                Sense::Act(Verb::Close, None)
+            } else if sense == Sense::Pull {
+                if plugged || has("out") {
+                    Sense::Act(Verb::PickUp, Some(ActionKind::Unplug))
+                } else {
+                    Sense::Act(Verb::Open, None)
+                }
+            } else if sense == Sense::Push && matches!(first, "push" | "flip") {
+                Sense::Act(Verb::TurnOn, Some(ActionKind::Press))
+            } else if sense == Sense::Push && first == "slide" {
+                Sense::Act(Verb::Open, None)
+            } else {
+                sense
+            }
+        }
+        Sense::Harm if first == "throw" && !object_words.contains(&"at") => Sense::Put,
+        Sense::Put
+            if matches!(first, "toss" | "drop" | "stick" | "put")
+                && object_words.contains(&"at") =>
+        {
+            Sense::Harm
+        }
+        Sense::Carry if has("out") && !object_words.iter().any(|w| *w == "to") => {
+            Sense::Act(Verb::PickUp, None)
+        }
+        s => s,
+    }
+}
+
+/// "press" for the buttons and bells a `turn_on` acts on when the verb says so.
+fn press_like(v: Verb, _obj: &ObjectRef, _part: Option<&str>) -> Option<ActionKind> {
+    let _ = v;
+    None
+}
+
+/// Splits a put/carry conjunct into the object's words and where it goes.
+fn split_place(c: &[Tok], sense: Sense) -> (&[Tok], Option<(Preposition, &[Tok])>) {
+    let mut k = 0;
+    let mut relative = false;
+    while k < c.len() {
+        let w = c[k].w.as_str();
+        let relative_word = matches!(
+            w,
+            "sitting"
+                | "lying"
+                | "standing"
+                | "hanging"
+                | "resting"
+                | "located"
+                | "kept"
+                | "from"
+                | "off"
+                | "between"
+                | "near"
+                | "by"
+                | "beside"
+                | "behind"
+                | "under"
+                | "below"
+                | "beneath"
+                | "furthest"
+                | "farthest"
+        ) || matches!(w, "that" | "which")
+            && c.get(k + 1)
+                .is_some_and(|t| matches!(t.w.as_str(), "is" | "are" | "was" | "sits" | "lies"));
+        if relative_word {
+            relative = true;
+            k += 1;
+            continue;
+        }
+        // relations and side words that belong to the object
+        let multi = [
+            "next to",
+            "close to",
+            "closest to",
+            "nearest to",
+            "right next to",
+            "in front of",
+            "to the left of",
+            "to the right of",
+            "on the left of",
+            "on the right of",
+            "out of",
+        ];
+        if let Some(m) = multi.iter().find(|m| starts(c, k, m)) {
+            relative = true;
+            k += m.split(' ').count();
+            continue;
+        }
+        if matches!(w, "on" | "in" | "at")
+            && starts(c, k + 1, "the")
+            && c.get(k + 2)
+                .is_some_and(|t| SIDES.iter().any(|(s, _)| *s == t.w))
+            && c.get(k + 3).is_none_or(|t| {
+                matches!(
+                    t.w.as_str(),
+                    "in" | "on"
+                        | "into"
+                        | "onto"
+                        | "inside"
+                        | "to"
+                        | "side"
+                        | "end"
+                        | "one"
+                        | "and"
+                )
+            })
+        {
+            k += 3;
+            continue;
+        }
+        let prep = match w {
+            "into" => Some(Preposition::In),
+            "inside" | "in" | "within" if sense == Sense::Put => Some(Preposition::In),
+            // "take the box on the shelf": for a carry only "to" says where it goes
+            "in" | "inside" | "within" | "on" | "upon" if sense == Sense::Carry => None,
+            "onto" | "on" | "upon" => Some(Preposition::On),
+            "to" if sense == Sense::Carry || sense == Sense::Put => Some(Preposition::On),
+            _ => None,
+        };
+        if let Some(prep) = prep {
+            if relative && !matches!(w, "into" | "onto" | "to") && !relative_closed(c, k) {
+                relative = false;
+                k += 1;
+                continue;
+            }
+            let mut j = k + 1;
+            let mut prep = prep;
+            if starts(c, j, "top of") {
+                j += 2;
+            }
+            if w == "to" && c.get(j).is_some_and(|t| t.is("the")) && false {
+                prep = Preposition::On;
+            }
+            if c[k..].first().is_some_and(|t| t.is("inside"))
+                && c.get(j).is_some_and(|t| t.is("of"))
+            {
+                j += 1;
+            }
+            if starts(c, k, "into") {
+                prep = Preposition::In;
+            }
+            return (&c[..k], Some((prep, &c[j..])));
+        }
+        k += 1;
+    }
+    (c, None)
+}
+
+/// Whether the relative clause before `k` ("the book that is on the table") is over by
+/// the time `c[k]` comes: it is when a noun phrase has followed it.
+fn relative_closed(c: &[Tok], k: usize) -> bool {
+    // a determiner seen after the last relative word means its noun phrase came
+    let last_rel = c[..k].iter().rposition(|t| {
+        matches!(
+            t.w.as_str(),
+            "that"
+                | "which"
+                | "sitting"
+                | "lying"
+                | "standing"
+                | "hanging"
+                | "resting"
+                | "located"
+                | "kept"
+                | "from"
+                | "off"
+                | "between"
+                | "near"
+                | "by"
+                | "beside"
+                | "behind"
+                | "under"
+                | "below"
+                | "beneath"
+                | "to"
+                | "of"
+        )
+    });
+    last_rel.is_some_and(|r| {
+        c[r + 1..k]
+            .iter()
+            .any(|t| find(DETERMINERS, &t.w).is_some())
+            && c[r].w != "that"
+            && c[r].w != "which"
+    })
+}
+
+/// What the goal has said so far.
+#[derive(Debug, Default)]
+struct Discourse {
+    steps: Vec<StepSpec>,
+    /// Objects named, in order (steps' objects and locations, mentions, exclusions).
+    objects: Vec<ObjectRef>,
+    /// The index of a step made by "I need X", replaced by a later verb acting on it.
+    want: Option<usize>,
+    /// A noun phrase said before any verb ("the remote by the lamp, …").
+    pending: Option<ObjectRef>,
+    /// Ruled-out descriptions not yet applied to an object.
+    exclusions: Vec<Phrase>,
+    /// The room a "go to the kitchen" set.
+    room: Option<String>,
+    last_act: Option<(Sense, String)>,
+    unknown_verbs: Vec<String>,
+    unplaced: Vec<String>,
+    notes: Vec<String>,
+    ask: Option<(String, VerbMatch)>,
+}
+
+impl Discourse {
+    /// The object a phrase names, with pronouns, "one" and "other" resolved and the
+    /// rulings-out applied. `not` is an object the phrase must not resolve to (a
+    /// location is never the object placed).
+    fn resolve(&mut self, p: &Phrase, not: Option<&ObjectRef>) -> Result<ObjectRef, String> {
+        let antecedent = |objects: &[ObjectRef], pending: &Option<ObjectRef>| {
+            pending.clone().or_else(|| {
+                objects
+                    .iter()
+                    .rev()
+                    .find(|o| Some(*o) != not && !o.name.is_empty())
+                    .cloned()
+            })
+        };
+        let mut obj = if p.pronoun {
+            // "put it on the desk, then power it on": the thing acted on, not where
+            let acted = match not {
+                None => self
+                    .pending
+                    .clone()
+                    .or_else(|| self.steps.last().map(|s| s.object.clone())),
+                Some(_) => None,
+            };
+            let mut o = acted
+                .or_else(|| antecedent(&self.objects, &self.pending))
+                .ok_or_else(|| "nothing was named before that \"it\" could stand for".to_owned())?;
+            if let Some(rel) = &p.obj.relation {
+                o.relation = Some(rel.clone());
+            }
+            o
+        } else {
+            let mut o = p.obj.clone();
+            if p.one || o.name.is_empty() {
+                let ante = antecedent(&self.objects, &self.pending)
+                    .ok_or_else(|| "the goal names no object".to_owned())?;
+                o.name = ante.name;
+            }
+            if p.other {
+                let same = self
+                    .objects
+                    .iter()
+                    .rev()
+                    .find(|x| x.name == o.name && !x.attributes.is_empty());
+                if let Some(same) = same {
+                    for a in &same.attributes {
+                        if !o.excluded.contains(a) {
+                            o.excluded.push(a.clone());
+                        }
+                    }
+                }
+            }
+            if o.room.is_none() {
+                o.room.clone_from(&self.room);
+            }
+            o
+        };
+        if obj.name.is_empty() {
+            return Err("the goal names no object".to_owned());
+        }
+        // "it" in a relation: the object named before
+        if let Some(rel) = obj.relation.as_mut()
+            && rel.anchor.as_ref().is_some_and(|a| a.name == "it")
+        {
+            rel.anchor = self.objects.last().cloned();
+        }
+        let pending = std::mem::take(&mut self.exclusions);
+        for ex in pending {
+            apply_exclusion(&mut obj, &ex);
+        }
+        self.pending = None;
+        Ok(obj)
+    }
+
+    fn push(&mut self, s: StepSpec) {
+        // "I need four eggs, bring them over": the later verb acts on the wanted object
+        if let Some(w) = self.want.take()
+            && self.steps.get(w).is_some_and(|ws| ws.object == s.object)
+            && s.verb == Verb::PickUp
+        {
+            self.steps.remove(w);
+        }
+        self.objects.push(s.object.clone());
+        if let Some(l) = &s.location {
+            self.objects.push(l.clone());
+        }
+        self.steps.push(s);
+    }
+
+    fn push_want(&mut self, obj: ObjectRef, part: Option<String>) {
+        self.push(StepSpec {
+            part,
+            ..step(Verb::PickUp, obj)
+        });
+        self.want = Some(self.steps.len() - 1);
+    }
+
+    fn mention(&mut self, p: Phrase) {
+        let mut o = p.obj;
+        if o.name.is_empty() {
+            return;
+        }
+        for ex in std::mem::take(&mut self.exclusions) {
+            apply_exclusion(&mut o, &ex);
+        }
+        self.objects.push(o.clone());
+        self.pending = Some(o);
+    }
+
+    /// Rules a description out: of the last object when it matches, else of the next.
+    fn exclude(&mut self, p: Phrase) {
+        if !p.obj.name.is_empty() {
+            self.objects.push(p.obj.clone());
+        }
+        let target = self
+            .steps
+            .last()
+            .map(|s| s.object.clone())
+            .or_else(|| self.pending.clone());
+        match target {
+            Some(t) if matches_exclusion(&t, &p) => {
+                let mut updated = t.clone();
+                apply_exclusion(&mut updated, &p);
+                self.replace_object(&t, &updated);
+                if self.pending.as_ref() == Some(&t) {
+                    self.pending = Some(updated);
+                }
+            }
+            _ => self.exclusions.push(p),
+        }
+    }
+
+    /// "any one except the chipped one", "but the black one": more about the last
+    /// object.
+    fn refine(&mut self, p: &Phrase) {
+        let Some(t) = self
+            .steps
+            .last()
+            .map(|s| s.object.clone())
+            .or_else(|| self.pending.clone())
+        else {
+            return;
+        };
+        let mut updated = t.clone();
+        for a in &p.obj.attributes {
+            if !updated.attributes.contains(a) {
+                updated.attributes.push(a.clone());
+            }
+        }
+        for a in &p.obj.excluded {
+            if !updated.excluded.contains(a) {
+                updated.excluded.push(a.clone());
+            }
+        }
+        self.replace_object(&t, &updated);
+        if self.pending.as_ref() == Some(&t) {
+            self.pending = Some(updated);
+        }
+    }
+
+    fn replace_object(&mut self, old: &ObjectRef, new: &ObjectRef) {
+        for s in &mut self.steps {
+            if &s.object == old {
+                s.object = new.clone();
+            }
+        }
+        for o in &mut self.objects {
+            if o == old {
+                *o = new.clone();
+            }
+        }
+    }
+
+    /// The last object named that is not `obj` (where "put the bowl in" puts it).
+    fn last_other(&self, obj: &ObjectRef) -> Option<ObjectRef> {
+        self.objects.iter().rev().find(|o| *o != obj).cloned()
+    }
+
+    fn finish(mut self, toks: &[Tok]) -> Understanding {
+        if let Some(reason) = hazard(toks, &self.steps) {
+            return refuse(RefusalClass::Unsafe, reason);
+        }
+        if self.steps.is_empty() {
+            let mut reason = "nothing in the goal asks for an action".to_owned();
+            if !self.unknown_verbs.is_empty() {
+                reason = format!(
+                    "no known verb: could not place {}",
+                    self.unknown_verbs
+                        .iter()
+                        .map(|w| format!("{w:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            return refuse(RefusalClass::NoVerb, reason);
+        }
+        let steps = add_implied(std::mem::take(&mut self.steps));
+        if let Some((word, m)) = self.ask {
+            return Understanding::AskBack {
+                question: format!(
+                    "did you mean \"{}\" by {word:?}? (similarity {:.2}, margin {:.2} over another action)",
+                    m.prototype, m.similarity, m.margin
+                ),
+                guess: steps,
+                confidence: m.margin,
+            };
+        }
+        let mut notes = self.notes;
+        if !self.unplaced.is_empty() {
+            notes.push(format!("words not placed: {}", self.unplaced.join(" ")));
+        }
+        if !self.unknown_verbs.is_empty() {
+            notes.push(format!(
+                "clauses without a known verb skipped: {}",
+                self.unknown_verbs.join(", ")
+            ));
+        }
+        Understanding::Plan { steps, notes }
+    }
+}
+
+fn matches_exclusion(target: &ObjectRef, ex: &Phrase) -> bool {
+    ex.one || ex.obj.name.is_empty() || ex.obj.name == target.name
+}
+
+fn apply_exclusion(obj: &mut ObjectRef, ex: &Phrase) {
+    if !matches_exclusion(obj, ex) {
+        return;
+    }
+    for a in &ex.obj.attributes {
+        if !obj.excluded.contains(a) && !obj.attributes.contains(a) {
+            obj.excluded.push(a.clone());
+        }
+    }
+}
+
+fn head(name: &str) -> &str {
+    name.rsplit(' ').next().unwrap_or(name)
+}
+
+/// Why the goal must be refused as unsafe, if it must.
+fn hazard(toks: &[Tok], steps: &[StepSpec]) -> Option<String> {
+    for (k, t) in toks.iter().enumerate() {
+        if FIRE.contains(&t.w.as_str()) {
+            let next = toks.get(k + 1).map(|n| n.w.as_str());
+            let safe = t.is("fire")
+                && matches!(
+                    next,
+                    Some(
+                        "up" | "extinguisher"
+                            | "alarm"
+                            | "door"
+                            | "exit"
+                            | "station"
+                            | "blanket"
+                            | "escape"
+                    )
+                )
+                || t.is("torch") && !toks.iter().any(|x| x.is("lit") || x.is("light"));
+            if !safe {
+                return Some(format!("{:?}: the goal brings a flame to something", t.w));
+            }
+        }
+        if t.is("at")
+            && toks
+                .get(k + 1..)
+                .is_some_and(|r| r.iter().take(3).any(|x| LIVING.contains(&x.w.as_str())))
+        {
+            return Some("the goal aims something at someone".to_owned());
+        }
+    }
+    for s in steps {
+        let obj = head(&s.object.name);
+        if LIVING.contains(&obj) && s.verb != Verb::Place && s.verb != Verb::PickUp {
+            return Some(format!("{:?} is alive", s.object.name));
+        }
+        if LIVING.contains(&obj) && s.action == Some(ActionKind::Press) {
+            return Some(format!("{:?} is alive", s.object.name));
+        }
+        if let Some(loc) = &s.location {
+            let l = loc.name.as_str();
+            if LIVING.contains(&obj) && (ENCLOSURES.contains(&head(l)) || ENCLOSURES.contains(&l)) {
+                return Some(format!(
+                    "putting the {} in the {l} would harm it",
+                    s.object.name
+                ));
+            }
+            if CONDUCTORS.contains(&obj) && LIVE.iter().any(|x| l.ends_with(x)) {
+                return Some(format!("metal in the {l} is an electric shock"));
+            }
+        }
+    }
+    None
+}
+
+/// Adds the implied steps: pick up before a place unless just picked up; open a closed
+/// receptacle before placing in it (before the pick-up: opening needs an empty
+/// gripper) or taking out of it.
+fn add_implied(steps: Vec<StepSpec>) -> Vec<StepSpec> {
+    let mut out: Vec<StepSpec> = Vec::new();
+    let mut holding: Option<(ObjectRef, usize)> = None;
+    let mut opened: Vec<(ObjectRef, Option<String>)> = Vec::new();
+    let openable =
+        |o: &ObjectRef, part: Option<&str>| is_openable(&o.name) || part.is_some_and(is_openable);
+    for s in steps {
+        match s.verb {
+            Verb::PickUp => {
+                if let Some(rel) = &s.object.relation
+                    && rel.kind == RelationKind::In
+                    && let Some(a) = &rel.anchor
+                    && openable(a, None)
+                    && !opened.iter().any(|(o, p)| o == a && p.is_none())
+                {
+                    let mut open = step(Verb::Open, a.clone());
+                    open.implied = true;
+                    out.push(open);
+                    opened.push((a.clone(), None));
+                }
+                holding = Some((s.object.clone(), out.len()));
+                out.push(s);
+            }
+            Verb::Place => {
+                let pick_at = match &holding {
+                    Some((o, i)) if *o == s.object => Some(*i),
+                    _ => None,
+                };
+                if s.preposition == Some(Preposition::In)
+                    && let Some(loc) = &s.location
+                    && openable(loc, s.location_part.as_deref())
+                    && !opened
+                        .iter()
+                        .any(|(o, p)| o == loc && *p == s.location_part)
+                {
+                    let mut open = step(Verb::Open, loc.clone());
+                    open.part.clone_from(&s.location_part);
+                    open.implied = true;
+                    let at = pick_at.unwrap_or(out.len());
+                    out.insert(at, open);
+                    opened.push((loc.clone(), s.location_part.clone()));
+                }
+                if pick_at.is_none() {
+                    let mut pick = step(Verb::PickUp, s.object.clone());
+                    pick.implied = true;
+                    out.push(pick);
+                }
+                holding = None;
+                out.push(s);
+            }
+            Verb::Open => {
+                opened.push((s.object.clone(), s.part.clone()));
+                out.push(s);
+            }
+            Verb::Close => {
+                opened.retain(|(o, p)| !(o == &s.object && *p == s.part));
+                out.push(s);
+            }
+            _ => out.push(s),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::planner::corpus::{Ordinal, Side};
+
+    fn plan(goal: &str) -> Vec<StepSpec> {
+        match GoalGrammar::lexical().understand(goal) {
+            Understanding::Plan { steps, .. } => steps,
+            other => panic!("{goal:?}: {other:?}"),
+        }
+    }
+
+    fn refusal(goal: &str) -> (RefusalClass, String) {
+        match GoalGrammar::lexical().understand(goal) {
+            Understanding::Refused { class, reason } => (class, reason),
+            other => panic!("{goal:?} was not refused: {other:?}"),
+        }
+    }
+
+    fn shown(steps: &[StepSpec]) -> Vec<String> {
+        steps
+            .iter()
+            .map(|s| {
+                let mut t = format!("{} {}", s.verb.as_str(), s.object.name);
+                if let Some(l) = &s.location {
+                    t.push_str(&format!(" -> {}", l.name));
+                }
+                if s.implied {
+                    t.push_str(" (implied)");
+                }
+                t
+            })
+            .collect()
+    }
+
+    #[test]
+    fn polite_wrappers_and_split_particles_leave_the_verb() {
+        for goal in [
+            "could you grab the stapler?",
+            "would you mind picking the stapler up",
+            "I'd really appreciate it if you could fetch the stapler",
+            "hey robot, when you get a chance, get me the stapler please",
+        ] {
+            assert_eq!(shown(&plan(goal)), ["pick_up stapler"], "{goal}");
+        }
+        assert_eq!(shown(&plan("switch the radio off")), ["turn_off radio"]);
+        assert_eq!(shown(&plan("slide the drawer shut")), ["close drawer"]);
+        assert_eq!(shown(&plan("I need the scissors")), ["pick_up scissors"]);
+    }
+
+    #[test]
+    fn the_object_is_its_own_words_and_the_rest_are_filters() {
+        let s = &plan("pick up the second small red cup from the left in the kitchen")[0];
+        assert_eq!(s.object.name, "cup");
+        assert_eq!(s.object.attributes, ["small", "red"]);
+        assert_eq!(
+            s.object.ordinal,
+            Some(Ordinal {
+                n: 2,
+                from: Some(Side::Left)
+            })
+        );
+        assert_eq!(s.object.room.as_deref(), Some("kitchen"));
+        let s = &plan("grab the egg that's closest to the big tomato")[0];
+        let rel = s.object.relation.as_ref().unwrap();
+        assert_eq!(rel.kind, RelationKind::Nearest);
+        assert_eq!(rel.anchor.as_ref().unwrap().name, "tomato");
+        assert_eq!(rel.anchor.as_ref().unwrap().attributes, ["large"]);
+        let s = &plan("take the cup between the plate and the bowl")[0];
+        let rel = s.object.relation.as_ref().unwrap();
+        assert_eq!(rel.kind, RelationKind::Between);
+        assert_eq!(rel.anchor2.as_ref().unwrap().name, "bowl");
+        // a part with its owner, either way round
+        for goal in [
+            "open the top drawer of the desk",
+            "open the desk's top drawer",
+        ] {
+            let s = &plan(goal)[0];
+            assert_eq!(
+                (s.object.name.as_str(), s.part.as_deref()),
+                ("desk", Some("top drawer"))
+            );
+        }
+        // a part without one is the object, picked by position
+        let s = &plan("open the top drawer")[0];
+        assert_eq!(s.object.name, "drawer");
+        assert_eq!(s.object.ordinal.unwrap().from, Some(Side::Top));
+        // counts are singular names
+        let s = &plan("fetch three soda cans")[0];
+        assert_eq!(
+            (s.object.name.as_str(), s.object.count),
+            ("soda can", Some(3))
+        );
+    }
+
+    #[test]
+    fn clauses_pronouns_and_implied_steps() {
+        assert_eq!(
+            shown(&plan(
+                "take the milk out of the fridge and put it in the cabinet"
+            )),
+            [
+                "open fridge (implied)",
+                "open cabinet (implied)",
+                "pick_up milk",
+                "place milk -> cabinet"
+            ]
+        );
+        assert_eq!(
+            shown(&plan(
+                "open the microwave, put the bowl in, then close the microwave and start it"
+            )),
+            [
+                "open microwave",
+                "pick_up bowl (implied)",
+                "place bowl -> microwave",
+                "close microwave",
+                "turn_on microwave"
+            ]
+        );
+        assert_eq!(
+            shown(&plan("turn on the printer, then the monitor")),
+            ["turn_on printer", "turn_on monitor"]
+        );
+        assert_eq!(
+            shown(&plan(
+                "put the pen in the cup and the notebook on the shelf"
+            )),
+            [
+                "pick_up pen (implied)",
+                "place pen -> cup",
+                "pick_up notebook (implied)",
+                "place notebook -> shelf"
+            ]
+        );
+        // said before the request, named by "it" in it
+        assert_eq!(
+            shown(&plan("the remote by the lamp, could you grab it")),
+            ["pick_up remote"]
+        );
+        // "go to the kitchen" is where the next object is
+        assert_eq!(
+            plan("go to the kitchen and get me the mug")[0]
+                .object
+                .room
+                .as_deref(),
+            Some("kitchen")
+        );
+    }
+
+    #[test]
+    fn ruling_out() {
+        let s = &plan("grab the mug, not the red one")[0];
+        assert_eq!(s.object.excluded, ["red"]);
+        let s = &plan("I don't want the big mug, get me the small one")[0];
+        assert_eq!(
+            (s.object.name.as_str(), s.object.attributes.as_slice()),
+            ("mug", &["small".to_owned()][..])
+        );
+        assert_eq!(s.object.excluded, ["large"]);
+        let steps = plan("put the red mug on the shelf and the other mug in the sink");
+        assert_eq!(steps[3].object.excluded, ["red"]);
+        let s = &plan("fetch a non-metal bowl")[0];
+        assert_eq!(s.object.excluded, ["metal"]);
+        // a different object ruled out changes nothing
+        assert_eq!(
+            shown(&plan("switch off the fan, not the heater")),
+            ["turn_off fan"]
+        );
+    }
+
+    #[test]
+    fn refusals_have_a_class_and_name_what_was_not_understood() {
+        assert_eq!(refusal("hello there!").0, RefusalClass::NoVerb);
+        assert_eq!(refusal("is the fridge open?").0, RefusalClass::NoVerb);
+        let (class, reason) = refusal("blorp the kettle");
+        assert_eq!(class, RefusalClass::NoVerb);
+        assert!(reason.contains("\"blorp\""), "{reason}");
+        assert_eq!(refusal("fold the laundry").0, RefusalClass::Unsupported);
+        assert_eq!(
+            refusal("the plant needs water").0,
+            RefusalClass::Unsupported
+        );
+        for goal in [
+            "throw the vase at the window",
+            "put the cat in the dryer and turn it on",
+            "stick a fork in the wall socket",
+            "hold a lit match to the curtains",
+            "hit my brother with the frying pan",
+        ] {
+            assert_eq!(refusal(goal).0, RefusalClass::Unsafe, "{goal}");
+        }
+        // the same verbs on things are fine
+        assert_eq!(
+            shown(&plan("hit the light switch")),
+            ["turn_on light switch"]
+        );
+        assert_eq!(
+            shown(&plan("fire up the coffee maker")),
+            ["turn_on coffee maker"]
+        );
+        for goal in ["pick up", "open it", "turn that off please"] {
+            assert_eq!(refusal(goal).0, RefusalClass::NoObject, "{goal}");
+        }
+    }
+
+    #[test]
+    fn typed_text_keeps_its_spelling() {
+        let s = &plan("please type Hello on the keyboard")[0];
+        assert_eq!(s.action, Some(ActionKind::Type));
+        assert_eq!(s.text.as_deref(), Some("Hello"));
+        assert_eq!(s.object.name, "keyboard");
+    }
+}

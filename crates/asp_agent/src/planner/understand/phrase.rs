@@ -1,0 +1,698 @@
+//! Object phrases: "the second small red cup from the left that's next to the kettle in
+//! the kitchen" → the object's own words (`cup`) apart from its attributes, ordinal,
+//! relation and room, so that retrieval searches for the object and the rest becomes
+//! spatial filters (SPEC §1.3).
+
+use crate::planner::corpus::{ObjectRef, Ordinal, RelationKind, RelationSpec, Side};
+
+use super::lexicon::*;
+use super::meaning::Meaning;
+use super::tokens::{Tok, singular};
+
+/// A parsed object phrase.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Phrase {
+    pub obj: ObjectRef,
+    /// The part acted on when the phrase names one of a whole ("the mug's handle").
+    pub part: Option<String>,
+    /// The head was "one" ("the red one"): the name comes from the object before.
+    pub one: bool,
+    /// "the other mug": rules out the attributes of the mug named before.
+    pub other: bool,
+    /// The phrase is a pronoun ("it", "them").
+    pub pronoun: bool,
+    /// "from the right side": the side to act from, not which one.
+    pub side: Option<Side>,
+    /// Words the grammar could not place.
+    pub unplaced: Vec<String>,
+}
+
+impl Default for ObjectRef {
+    fn default() -> Self {
+        ObjectRef::named("")
+    }
+}
+
+impl Phrase {
+    pub fn is_empty(&self) -> bool {
+        self.obj.name.is_empty() && !self.one && !self.pronoun
+    }
+}
+
+pub(crate) fn find<'a>(list: &'a [&str], w: &str) -> Option<&'a str> {
+    list.iter().copied().find(|x| *x == w)
+}
+
+fn lookup<T: Copy>(list: &[(&str, T)], w: &str) -> Option<T> {
+    list.iter().find(|(k, _)| *k == w).map(|(_, v)| *v)
+}
+
+/// Whether `toks[i..]` starts with the words of `phrase`.
+pub fn starts(toks: &[Tok], i: usize, phrase: &str) -> bool {
+    let words: Vec<&str> = phrase.split(' ').collect();
+    toks.len() >= i + words.len() && words.iter().enumerate().all(|(k, w)| toks[i + k].w == *w)
+}
+
+/// The longest entry of `list` that `toks[i..]` starts with, and its word count.
+pub fn longest<T: Copy>(
+    list: &[(&'static str, T)],
+    toks: &[Tok],
+    i: usize,
+) -> Option<(T, usize, &'static str)> {
+    list.iter()
+        .filter(|(p, _)| starts(toks, i, p))
+        .max_by_key(|(p, _)| p.split(' ').count())
+        .map(|(p, v)| (*v, p.split(' ').count(), *p))
+}
+
+/// The room `toks[i..]` starts with, and its word count.
+pub fn room_at(toks: &[Tok], i: usize) -> Option<(String, usize)> {
+    for r in ROOMS {
+        if starts(toks, i, r) {
+            let n = r.split(' ').count();
+            // "kitchen table" names a kind of table
+            let kind = toks
+                .get(i + n)
+                .is_some_and(|t| ROOM_KINDS.contains(&format!("{r} {}", t.w).as_str()));
+            if !kind {
+                return Some(((*r).to_owned(), n));
+            }
+        }
+    }
+    // "the games room"
+    if toks.get(i + 1).is_some_and(|t| t.is("room")) && !DETERMINERS.contains(&toks[i].w.as_str()) {
+        return Some((format!("{} room", toks[i].w), 2));
+    }
+    None
+}
+
+fn number(w: &str) -> Option<u32> {
+    lookup(NUMBERS, w).or_else(|| w.parse().ok().filter(|n| *n > 0 && *n < 100))
+}
+
+fn is_attribute_word(w: &str) -> bool {
+    COLOURS.contains(&w) || STATES.contains(&w) || lookup(SIZES, w).is_some()
+}
+
+fn canonical_attribute(w: &str) -> String {
+    lookup(SIZES, w).unwrap_or(w).to_owned()
+}
+
+/// A word that ends the object's own words and starts what follows them.
+fn ends_core(toks: &[Tok], i: usize) -> bool {
+    let w = toks[i].w.as_str();
+    matches!(
+        w,
+        "that"
+            | "which"
+            | "who"
+            | "'s"
+            | "of"
+            | "from"
+            | "for"
+            | "with"
+            | "except"
+            | "but"
+            | "not"
+            | "and"
+            | "or"
+            | "by"
+            | "to"
+            | "at"
+            | "in"
+            | "on"
+            | "off"
+            | "out"
+            | "inside"
+            | "within"
+            | "under"
+            | "below"
+            | "beneath"
+            | "underneath"
+            | "behind"
+            | "between"
+            | "near"
+            | "beside"
+            | "besides"
+            | "next"
+            | "close"
+            | "closest"
+            | "nearest"
+            | "furthest"
+            | "farthest"
+            | "above"
+            | "over"
+            | "into"
+            | "onto"
+            | "is"
+            | "are"
+            | "should"
+            | "sitting"
+            | "lying"
+            | "standing"
+            | "hanging"
+            | "resting"
+            | "located"
+            | "kept"
+            | "stored"
+            | "placed"
+            | "somewhere"
+            | "alongside"
+            | "atop"
+            | "upon"
+            | "if"
+            | "when"
+            | "so"
+            | "because"
+            | "as"
+            | "please"
+            | "you"
+            | "i"
+            | "again"
+            | "here"
+            | "there"
+            | "right"
+            | "left"
+            | "then"
+            | "now"
+            | "since"
+            | "while"
+            | "without"
+            | "instead"
+            | "too"
+            | "though"
+            | "a"
+            | "an"
+            | "the"
+            | "my"
+            | "your"
+    ) || PARTICLES.contains(&w) && toks.get(i + 1).is_none_or(|t| !is_noun_start(&t.w))
+}
+
+/// Words that begin a noun phrase.
+fn is_noun_start(w: &str) -> bool {
+    DETERMINERS.contains(&w) || PRONOUNS.contains(&w) || number(w).is_some()
+}
+
+/// Reads object phrases with an optional meaning model for words no list knows.
+#[derive(Debug)]
+pub struct PhraseReader<'m> {
+    pub meaning: Option<&'m Meaning>,
+}
+
+impl PhraseReader<'_> {
+    /// Parses `toks` as one object phrase; everything it cannot place is in `unplaced`.
+    pub fn parse(&self, toks: &[Tok]) -> Phrase {
+        let mut p = Phrase::default();
+        let mut i = 0;
+        // determiners, counts, "other", "one of the"
+        loop {
+            let Some(t) = toks.get(i) else { break };
+            let w = t.w.as_str();
+            if starts(toks, i, "one of the") || starts(toks, i, "one of my") {
+                i += 3;
+            } else if starts(toks, i, "a couple of") || starts(toks, i, "a few of") {
+                p.obj.count = Some(2);
+                i += 3;
+            } else if starts(toks, i, "a pair of") {
+                i += 3;
+            } else if w == "other" || w == "another" {
+                p.other = true;
+                i += 1;
+            } else if DETERMINERS.contains(&w) && !(w == "that" && toks.len() == i + 1)
+                || matches!(w, "me" | "us" | "all" | "just" | "only" | "also")
+            {
+                if (w == "this" || w == "that" || w == "these" || w == "those")
+                    && (toks.len() == i + 1
+                        || ends_core(toks, i + 1)
+                        || find(TRAILERS, &toks[i + 1].w).is_some())
+                {
+                    break;
+                }
+                i += 1;
+            } else if let Some(n) = number(w).filter(|_| {
+                toks.get(i + 1)
+                    .is_some_and(|n| !n.is("of") && !ends_core(toks, i + 1))
+                    || w != "one"
+            }) {
+                if w == "one" {
+                    // "one apple"
+                    i += 1;
+                    continue;
+                }
+                if n > 1 {
+                    p.obj.count = Some(n);
+                }
+                i += 1;
+                if toks.get(i).is_some_and(|t| t.is("of")) {
+                    i += 1;
+                }
+            } else {
+                break;
+            }
+        }
+        // a pronoun alone
+        if let Some(t) = toks.get(i)
+            && PRONOUNS.contains(&t.w.as_str())
+            && t.w != "one"
+            && toks
+                .get(i + 1)
+                .is_none_or(|n| ends_core(toks, i + 1) || n.is_mark())
+        {
+            p.pronoun = true;
+            i += 1;
+            self.post(toks, i, &mut p);
+            return p;
+        }
+        // the object's own words, up to what follows them
+        let start = i;
+        while i < toks.len() {
+            let w = toks[i].w.as_str();
+            // superlatives and position words before any noun stay in the core
+            if i > start && ends_core(toks, i) {
+                break;
+            }
+            if i == start && matches!(w, "of" | "and" | "that" | "which" | "from" | "with" | "for")
+            {
+                break;
+            }
+            i += 1;
+        }
+        let mut core: Vec<Tok> = toks[start..i].to_vec();
+        // "the desk's top drawer": the owner before 's, the part after it
+        if toks.get(i).is_some_and(|t| t.is("'s")) {
+            let owner = self.core(&core, &mut p);
+            let mut j = i + 1;
+            while toks
+                .get(j)
+                .is_some_and(|t| DETERMINERS.contains(&t.w.as_str()))
+            {
+                j += 1;
+            }
+            let pstart = j;
+            while j < toks.len() && !(j > pstart && ends_core(toks, j)) {
+                j += 1;
+            }
+            let part_words: Vec<String> = toks[pstart..j].iter().map(|t| t.w.clone()).collect();
+            let _ = owner;
+            p.part = (!part_words.is_empty()).then(|| part_words.join(" "));
+            self.post(toks, j, &mut p);
+            return p;
+        }
+        // "the handle of the mug", "the bigger of the two bowls"
+        if toks.get(i).is_some_and(|t| t.is("of")) && !core.is_empty() {
+            let head = core.last().map(|t| t.w.clone()).unwrap_or_default();
+            let only_size = core.iter().all(|t| lookup(SIZES, &t.w).is_some());
+            if PART_NOUNS.contains(&singular(&head).as_str()) || only_size {
+                let owner = self.parse(&toks[i + 1..]);
+                let words: Vec<String> = core.iter().map(|t| t.w.clone()).collect();
+                let mut out = owner;
+                if only_size {
+                    for w in &words {
+                        out.obj.attributes.push(canonical_attribute(w));
+                    }
+                    out.obj.count = None;
+                } else {
+                    out.part = Some(words.join(" "));
+                }
+                return out;
+            }
+            // "a bag of chips": the whole is the name
+            let mut j = i + 1;
+            while toks
+                .get(j)
+                .is_some_and(|t| DETERMINERS.contains(&t.w.as_str()))
+            {
+                j += 1;
+            }
+            let k0 = j;
+            while j < toks.len() && !(j > k0 && ends_core(toks, j)) {
+                j += 1;
+            }
+            if j > k0 {
+                core.push(Tok {
+                    w: "of".into(),
+                    raw: "of".into(),
+                });
+                core.extend_from_slice(&toks[k0..j]);
+            }
+            i = j;
+        }
+        self.core(&core, &mut p);
+        // a part named with its owner after it: "the power button on the kettle"
+        let head_is_part = p.part.is_none()
+            && PART_NOUNS.contains(&p.obj.name.rsplit(' ').next().unwrap_or_default());
+        if head_is_part
+            && let Some(t) = toks.get(i)
+            && matches!(t.w.as_str(), "on" | "of")
+            && toks
+                .get(i + 1)
+                .is_some_and(|n| DETERMINERS.contains(&n.w.as_str()))
+        {
+            let owner = self.parse(&toks[i + 1..]);
+            if owner.part.is_none() && !owner.obj.name.is_empty() && !owner.pronoun {
+                let words: Vec<String> = core.iter().map(|t| t.w.clone()).collect();
+                let mut out = owner;
+                out.part = Some(words.join(" "));
+                return out;
+            }
+        }
+        self.post(toks, i, &mut p);
+        p
+    }
+
+    /// Splits the object's own words into ordinal, position, attributes, room, part and
+    /// name.
+    fn core(&self, core: &[Tok], p: &mut Phrase) -> usize {
+        let mut names: Vec<String> = Vec::new();
+        let mut k = 0;
+        let n = core.len();
+        while k < n {
+            let w = core[k].w.as_str();
+            let last = k + 1 == n;
+            if let Some((room, len)) = room_at(core, k)
+                && (k + len < n || names.is_empty() && p.obj.room.is_none())
+            {
+                if k + len == n {
+                    // "the kitchen" alone is a room named as the object
+                    names.push(room.clone());
+                } else {
+                    p.obj.room = Some(room);
+                }
+                k += len;
+                continue;
+            }
+            if w == "one" || w == "ones" {
+                if last {
+                    p.one = true;
+                } else {
+                    names.push(w.to_owned());
+                }
+            } else if w == "non" && !last {
+                p.obj.excluded.push(canonical_attribute(&core[k + 1].w));
+                k += 1;
+            } else if let Some(o) = lookup(ORDINALS, w).filter(|_| !last) {
+                p.obj.ordinal = Some(Ordinal {
+                    n: o,
+                    from: p.obj.ordinal.and_then(|o| o.from),
+                });
+            } else if let Some(side) = lookup(POSITIONS, w).filter(|_| !last && names.is_empty()) {
+                let n = p.obj.ordinal.map_or(1, |o| o.n);
+                p.obj.ordinal = Some(Ordinal {
+                    n,
+                    from: Some(side),
+                });
+            } else if matches!(w, "closest" | "nearest") && !last {
+                p.obj.relation = Some(Box::new(RelationSpec {
+                    kind: RelationKind::Nearest,
+                    anchor: None,
+                    anchor2: None,
+                }));
+            } else if matches!(w, "furthest" | "farthest") && !last {
+                p.obj.relation = Some(Box::new(RelationSpec {
+                    kind: RelationKind::Furthest,
+                    anchor: None,
+                    anchor2: None,
+                }));
+            } else if (is_attribute_word(w) || MATERIALS.contains(&w)) && !last && names.is_empty()
+            {
+                p.obj.attributes.push(canonical_attribute(w));
+            } else if !last
+                && names.is_empty()
+                && !KIND_MODIFIERS.contains(&w)
+                && self.meaning.is_some_and(|m| m.is_attribute(w))
+            {
+                p.obj.attributes.push(w.to_owned());
+            } else {
+                names.push(w.to_owned());
+            }
+            k += 1;
+        }
+        if let Some(head) = names.pop() {
+            names.push(singular(&head));
+        }
+        // "the fridge door": the part of an owner named before it
+        if names.len() >= 2 {
+            let head = names.last().cloned().unwrap_or_default();
+            let before = names[names.len() - 2].clone();
+            if PART_NOUNS.contains(&head.as_str())
+                && !KIND_PARTS.contains(&head.as_str())
+                && !NOT_OWNERS.contains(&before.as_str())
+                && p.part.is_none()
+            {
+                names.pop();
+                p.part = Some(head);
+            }
+        }
+        p.obj.name = names.join(" ");
+        n
+    }
+
+    /// What follows the object's own words: relations, ordinals said after the noun,
+    /// rooms, relative clauses, exclusions.
+    fn post(&self, toks: &[Tok], mut i: usize, p: &mut Phrase) {
+        while i < toks.len() {
+            let w = toks[i].w.as_str();
+            // relative clause words: "that's sitting on", "which is not"
+            if matches!(w, "that" | "which" | "who")
+                || find(RELATIVE, w).is_some()
+                    && !starts(toks, i, "right of")
+                    && !starts(toks, i, "right by")
+                    && !starts(toks, i, "right next to")
+                    && !(w == "left" && toks.get(i + 1).is_some_and(|t| t.is("of")))
+            {
+                i += 1;
+                continue;
+            }
+            if matches!(
+                w,
+                "should"
+                    | "must"
+                    | "might"
+                    | "may"
+                    | "be"
+                    | "probably"
+                    | "maybe"
+                    | "usually"
+                    | "always"
+            ) {
+                i += 1;
+                continue;
+            }
+            // "not red", "not the red one", "except the blue one", "but the broken one"
+            if matches!(w, "not" | "except" | "but" | "excluding" | "apart")
+                && !starts(toks, i, "but not")
+            {
+                let mut j = i + 1;
+                while toks
+                    .get(j)
+                    .is_some_and(|t| matches!(t.w.as_str(), "from" | "for" | "not"))
+                {
+                    j += 1;
+                }
+                let end = toks[j..]
+                    .iter()
+                    .position(|t| t.is_mark() || t.is("and"))
+                    .map_or(toks.len(), |k| j + k);
+                let rest = &toks[j..end];
+                let attrs_only = !rest.is_empty()
+                    && rest.iter().all(|t| {
+                        is_attribute_word(&t.w) || MATERIALS.contains(&t.w.as_str()) || t.is("or")
+                    });
+                if attrs_only {
+                    for t in rest.iter().filter(|t| !t.is("or")) {
+                        p.obj.excluded.push(canonical_attribute(&t.w));
+                    }
+                } else {
+                    let ex = self.parse(rest);
+                    if ex.one || ex.obj.name == p.obj.name || ex.obj.name.is_empty() {
+                        p.obj.excluded.extend(ex.obj.attributes);
+                    }
+                }
+                i = end;
+                continue;
+            }
+            // "by its handle", "by the rim"
+            if w == "by" {
+                let mut j = i + 1;
+                let its = toks
+                    .get(j)
+                    .is_some_and(|t| matches!(t.w.as_str(), "its" | "the" | "their"));
+                if its {
+                    j += 1;
+                }
+                let k0 = j;
+                while j < toks.len() && !ends_core(toks, j) {
+                    j += 1;
+                }
+                let words: Vec<String> = toks[k0..j].iter().map(|t| t.w.clone()).collect();
+                let head = words.last().map(String::as_str).unwrap_or_default();
+                let own = toks[i + 1].is("its") || toks[i + 1].is("their");
+                if its
+                    && (own || PART_NOUNS.contains(&head) && words.len() == 1)
+                    && !words.is_empty()
+                {
+                    p.part = Some(words.join(" "));
+                    i = j;
+                    continue;
+                }
+            }
+            // "from the right side", "from its left": where to act from
+            if w == "from"
+                && toks.get(i + 1).is_some_and(|t| t.is("the") || t.is("its"))
+                && let Some(side) = toks.get(i + 2).and_then(|t| lookup(SIDES, &t.w))
+                && (toks[i + 1].is("its") || toks.get(i + 3).is_some_and(|t| t.is("side")))
+                && p.obj.ordinal.is_none()
+            {
+                p.side = Some(side);
+                i += if toks[i + 1].is("its") { 3 } else { 4 };
+                continue;
+            }
+            // "from the left", "on the right", "at the back"
+            if matches!(w, "from" | "on" | "at" | "in" | "to")
+                && toks.get(i + 1).is_some_and(|t| t.is("the"))
+                && let Some(side) = toks.get(i + 2).and_then(|t| lookup(SIDES, &t.w))
+                && !toks.get(i + 3).is_some_and(|t| {
+                    t.is("of") || t.is("side") && toks.get(i + 4).is_some_and(|t| t.is("of"))
+                })
+                && toks.get(i + 3).is_none_or(|t| {
+                    t.is_mark()
+                        || matches!(t.w.as_str(), "side" | "end" | "one")
+                        || ends_core(toks, i + 3)
+                })
+                && !(w == "in" && side == Side::Front)
+                && !(w == "at" && matches!(side, Side::Left | Side::Right) && false)
+            {
+                let n = p.obj.ordinal.map_or(1, |o| o.n);
+                if w == "from" || p.obj.ordinal.is_none() {
+                    p.obj.ordinal = Some(Ordinal {
+                        n,
+                        from: Some(side),
+                    });
+                }
+                i += 3;
+                if toks
+                    .get(i)
+                    .is_some_and(|t| matches!(t.w.as_str(), "side" | "end" | "one"))
+                {
+                    i += 1;
+                }
+                continue;
+            }
+            // a room: "in the kitchen", "from the bathroom", "somewhere in the office"
+            if matches!(w, "in" | "from" | "inside" | "of" | "at" | "on") {
+                let mut j = i + 1;
+                while toks
+                    .get(j)
+                    .is_some_and(|t| DETERMINERS.contains(&t.w.as_str()))
+                {
+                    j += 1;
+                }
+                if let Some((room, len)) = room_at(toks, j) {
+                    let after = j + len;
+                    let ends = toks
+                        .get(after)
+                        .is_none_or(|t| ends_core(toks, after) || t.is_mark());
+                    if ends && w != "on" {
+                        p.obj.room = Some(room);
+                        i = after;
+                        continue;
+                    }
+                }
+            }
+            // "between the plate and the bowl"
+            if w == "between" || starts(toks, i, "in between") {
+                let j = if w == "between" { i + 1 } else { i + 2 };
+                let and = toks[j..].iter().position(|t| t.is("and")).map(|k| j + k);
+                if let Some(and) = and {
+                    let a = self.parse(&toks[j..and]);
+                    let b = self.parse(&toks[and + 1..]);
+                    p.obj.relation = Some(Box::new(RelationSpec {
+                        kind: RelationKind::Between,
+                        anchor: Some(a.obj),
+                        anchor2: Some(b.obj),
+                    }));
+                    return;
+                }
+            }
+            // "from the fridge": in a container, on anything else
+            if w == "from"
+                && toks
+                    .get(i + 1)
+                    .is_some_and(|t| is_noun_start(&t.w) || !ends_core(toks, i + 1))
+            {
+                let a = self.parse(&toks[i + 1..]);
+                if a.obj.name.is_empty() || matches!(a.obj.name.as_str(), "there" | "here") {
+                    return;
+                }
+                let head = a.obj.name.rsplit(' ').next().unwrap_or_default().to_owned();
+                let kind = if CONTAINERS.contains(&head.as_str())
+                    || super::super::is_openable(&head)
+                    || a.part.as_deref().is_some_and(super::super::is_openable)
+                {
+                    RelationKind::In
+                } else {
+                    RelationKind::On
+                };
+                p.obj.relation = Some(Box::new(RelationSpec {
+                    kind,
+                    anchor: Some(a.obj),
+                    anchor2: None,
+                }));
+                p.unplaced.extend(a.unplaced);
+                return;
+            }
+            if let Some((kind, len, _)) = longest(RELATIONS, toks, i) {
+                let j = i + len;
+                let superlative = matches!(kind, RelationKind::Nearest | RelationKind::Furthest);
+                let anchor_follows = toks
+                    .get(j)
+                    .is_some_and(|t| is_noun_start(&t.w) || !ends_core(toks, j) && !t.is_mark());
+                if superlative && !anchor_follows {
+                    p.obj.relation = Some(Box::new(RelationSpec {
+                        kind,
+                        anchor: None,
+                        anchor2: None,
+                    }));
+                    i = j;
+                    continue;
+                }
+                if superlative && toks.get(j).is_some_and(|t| t.is("to") || t.is("from")) {
+                    let a = self.parse(&toks[j + 1..]);
+                    p.obj.relation = Some(Box::new(RelationSpec {
+                        kind,
+                        anchor: Some(a.obj),
+                        anchor2: None,
+                    }));
+                    return;
+                }
+                if anchor_follows {
+                    let a = self.parse(&toks[j..]);
+                    if a.pronoun && !a.obj.name.is_empty() || !a.obj.name.is_empty() || a.pronoun {
+                        let kind = match (kind, w) {
+                            // "the plug out of the socket", "the towel off the rail"
+                            (RelationKind::In, _) => RelationKind::In,
+                            (k, _) => k,
+                        };
+                        let anchor = if a.pronoun {
+                            ObjectRef::named("it")
+                        } else {
+                            a.obj
+                        };
+                        p.obj.relation = Some(Box::new(RelationSpec {
+                            kind,
+                            anchor: Some(anchor),
+                            anchor2: None,
+                        }));
+                        p.unplaced.extend(a.unplaced);
+                        return;
+                    }
+                }
+            }
+            if !toks[i].is_mark() && find(TRAILERS, w).is_none() {
+                p.unplaced.push(toks[i].w.clone());
+            }
+            i += 1;
+        }
+    }
+}
