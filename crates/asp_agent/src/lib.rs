@@ -263,7 +263,7 @@ impl Agent {
                     let outcome = tokio::select! {
                         biased;
                         () = rt.cancel.cancelled() => None,
-                        o = planner::llm::plan_with_llm(client, goal, self.settings.planner_max_regenerations) => Some(o),
+                        o = planner::llm::plan_with_llm(client, goal, self.settings.planner_max_regenerations, &self.grammar) => Some(o),
                     };
                     match outcome {
                         None => Err(Stop::Cancelled),

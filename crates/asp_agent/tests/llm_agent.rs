@@ -747,7 +747,7 @@ async fn the_llm_planner_regenerates_with_a_hint() {
 }
 
 #[tokio::test]
-async fn the_llm_planner_falls_back_to_rules() {
+async fn the_llm_planner_falls_back_to_the_grammar() {
     let server = ScriptedServer::start(vec![
         Step::reply(Reply::text("no idea")),
         Step::reply(Reply::text("still no idea")),
@@ -764,7 +764,7 @@ async fn the_llm_planner_falls_back_to_rules() {
     server.verify().unwrap();
     let plan = report.plan.unwrap();
     assert!(
-        matches!(&plan.source, PlanSource::RulesAfterLlm { attempts: 2, last_problem } if last_problem.contains("not JSON")),
+        matches!(&plan.source, PlanSource::GrammarAfterLlm { attempts: 2, last_problem } if last_problem.contains("not JSON")),
         "{:?}",
         plan.source
     );

@@ -19,7 +19,16 @@ fn asp(args: &[&str]) -> (i32, String, String) {
 fn help_lists_every_subcommand() {
     let (code, out, _) = asp(&["--help"]);
     assert_eq!(code, 0);
-    for sub in ["run", "launch", "eval", "bench", "map", "memory", "config"] {
+    for sub in [
+        "run",
+        "launch",
+        "eval",
+        "bench",
+        "map",
+        "memory",
+        "config",
+        "understand",
+    ] {
         assert!(
             out.lines().any(|l| l.trim_start().starts_with(sub)),
             "`{sub}` missing from:\n{out}"
@@ -368,4 +377,24 @@ fn bench_plan_scores_the_goal_corpus_per_split_and_category() {
     let (code, _, err) = asp(&["bench", "plan", "--split", "nope"]);
     assert_eq!(code, 78);
     assert!(err.contains("no split named \"nope\""), "{err}");
+}
+
+#[test]
+fn understand_shows_the_structured_plan_or_why_not() {
+    let (code, out, err) = asp(&[
+        "understand",
+        "could you put the small red cup from the left into the top drawer of the desk?",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let steps: serde_json::Value = serde_yaml_ng::from_str(&out).unwrap();
+    let steps = steps.as_array().unwrap();
+    let verbs: Vec<&str> = steps.iter().map(|s| s["verb"].as_str().unwrap()).collect();
+    assert_eq!(verbs, ["open", "pick_up", "place"], "{out}");
+    assert_eq!(steps[1]["object"]["name"], "cup");
+    assert_eq!(steps[1]["object"]["attributes"][0], "small");
+    assert_eq!(steps[2]["location"]["name"], "desk");
+    assert_eq!(steps[2]["location_part"], "top drawer");
+    let (code, out, _) = asp(&["understand", "please fold my shirts"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("refused (Unsupported)"), "{out}");
 }

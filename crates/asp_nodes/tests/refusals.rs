@@ -35,7 +35,7 @@ async fn every_refusal_class_has_its_code_and_the_node_keeps_serving() {
         .client::<ExecuteGoal>(asp_nodes::names::EXECUTE_GOAL_SERVICE)
         .unwrap();
     let long = "pick up the red mug and put it on the shelf ".repeat(20);
-    let cases: [(&str, &str, u16, &str); 5] = [
+    let cases: [(&str, &str, u16, &str); 9] = [
         ("empty", "", goal_refused::EMPTY, "empty"),
         ("whitespace", " \t\n  ", goal_refused::BLANK, "whitespace"),
         ("too long", &long, goal_refused::TOO_LONG, "at most 500"),
@@ -49,7 +49,27 @@ async fn every_refusal_class_has_its_code_and_the_node_keeps_serving() {
             "no verb",
             "hello there, nice weather today",
             goal_refused::NO_VERB,
-            "no known verb",
+            "asks for an action",
+        ),
+        (
+            "unsupported",
+            "could you fold the laundry",
+            goal_refused::UNSUPPORTED,
+            "not one of the robot's skills",
+        ),
+        (
+            "unsafe",
+            "throw the mug at my brother",
+            goal_refused::UNSAFE,
+            "harm",
+        ),
+        ("no object", "open it", goal_refused::NO_OBJECT, "stand for"),
+        // matched by meaning (the shipped MiniLM), too close to call: asked back
+        (
+            "unclear",
+            "snatch the remote",
+            goal_refused::UNCLEAR,
+            "did you mean \"grab\"",
         ),
     ];
     for (class, goal, code, says) in cases {

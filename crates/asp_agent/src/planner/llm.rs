@@ -1,7 +1,7 @@
 //! The LLM path of the planner (SPEC §4.1): ask for the subtasks as JSON, parse and
 //! validate them; on a problem, ask again with a hint that names what was wrong or
 //! missing; after `max_regenerations` regenerations (or a model failure), fall back to
-//! the rule-based parser.
+//! the offline goal grammar.
 
 use std::time::{Duration, Instant};
 
@@ -10,7 +10,7 @@ use asp_llm::{ChatRequest, ChatResponse, LlmClient, LlmError, Message};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::rules::{self, split_part_pub};
+use super::rules::split_part_pub;
 use super::{Plan, PlanError, PlanSource, Preposition, Subtask, Verb, add_implied_steps};
 use crate::prompts;
 
@@ -102,11 +102,13 @@ pub fn validate(value: Value) -> Result<Vec<Subtask>, String> {
     Ok(out)
 }
 
-/// Plans `goal` with the model, regenerating with hints, then falling back to rules.
+/// Plans `goal` with the model, regenerating with hints, then falling back to the
+/// offline `grammar`.
 pub async fn plan_with_llm(
     client: &LlmClient,
     goal: &str,
     max_regenerations: u32,
+    grammar: &super::understand::GoalGrammar,
 ) -> PlannerOutcome {
     let mut req = ChatRequest {
         messages: vec![
@@ -175,8 +177,8 @@ pub async fn plan_with_llm(
         }
     }
     let tries = attempts.len() as u32;
-    let plan = rules::parse_goal(goal).map(|mut p| {
-        p.source = PlanSource::RulesAfterLlm {
+    let plan = super::understand::subtasks::plan_of(goal, grammar.understand(goal)).map(|mut p| {
+        p.source = PlanSource::GrammarAfterLlm {
             attempts: tries,
             last_problem,
         };

@@ -184,8 +184,8 @@ pub enum PlanSource {
     Rules,
     /// The LLM, after `regenerations` regenerations with a hint.
     Llm { regenerations: u32 },
-    /// The rule-based parser after the LLM failed `attempts` times.
-    RulesAfterLlm { attempts: u32, last_problem: String },
+    /// The offline goal grammar after the LLM failed `attempts` times.
+    GrammarAfterLlm { attempts: u32, last_problem: String },
     /// The offline goal grammar ([`understand`]), with what it matched by meaning, left
     /// unplaced or cannot act on yet.
     Grammar {
@@ -264,9 +264,17 @@ pub fn is_openable(noun_phrase: &str) -> bool {
     rules::head_noun(noun_phrase).is_some_and(|h| OPENABLE.contains(&h.as_str()))
 }
 
-/// Adds the steps a goal implies (SPEC §4.1): pick up an object before placing it, and
+/// The receptacle an object phrase says it is in ("milk in the fridge" → "fridge").
+fn inside_of(phrase: &str) -> Option<String> {
+    [" in the ", " inside the ", " out of the "]
+        .iter()
+        .find_map(|m| phrase.split_once(m).map(|(_, rest)| rest.to_owned()))
+}
+
+/// Adds the steps a goal implies (SPEC §4.1): pick up an object before placing it;
 /// open a drawer/cabinet/fridge before placing into it — before picking the object up,
-/// since opening needs an empty gripper. Idempotent.
+/// since opening needs an empty gripper — and before taking something out of it.
+/// Idempotent.
 pub fn add_implied_steps(subtasks: Vec<Subtask>) -> Vec<Subtask> {
     let mut out: Vec<Subtask> = Vec::with_capacity(subtasks.len() + 2);
     let mut holding: Option<(String, usize)> = None; // object, index of its pick-up
@@ -274,6 +282,14 @@ pub fn add_implied_steps(subtasks: Vec<Subtask>) -> Vec<Subtask> {
     for st in subtasks {
         match st.verb {
             Verb::PickUp => {
+                // "the milk in the fridge": the fridge is opened before taking it out
+                if let Some(container) = inside_of(&st.object)
+                    && is_openable(&container)
+                    && !opened.contains(&(container.clone(), None))
+                {
+                    out.push(Subtask::new(Verb::Open, container.clone()).implied());
+                    opened.insert((container, None));
+                }
                 holding = Some((st.object.clone(), out.len()));
                 out.push(st);
             }

@@ -215,7 +215,7 @@ impl GoalGrammar {
     fn classify(&self, seg: &[Tok]) -> Clause {
         let lead = seg
             .iter()
-            .position(|t| !find(FILLERS, &t.w).is_some() || t.is("do") && seg.len() > 1)
+            .position(|t| find(FILLERS, &t.w).is_none() || t.is("do") && seg.len() > 1)
             .unwrap_or(seg.len());
         let body = &seg[lead..];
         if body.is_empty() {
@@ -512,7 +512,7 @@ impl GoalGrammar {
                 let conj = conjuncts(&rest);
                 // "put the apple and the banana in the basket": a conjunct without a
                 // place takes the next one's
-                let mut parsed: Vec<(Phrase, Option<(Preposition, Option<Phrase>)>)> = Vec::new();
+                let mut parsed: Vec<(Phrase, Option<Place>)> = Vec::new();
                 for c in &conj {
                     let (object, place) = split_place(c, sense);
                     let p = self.reader().parse(object);
@@ -589,6 +589,10 @@ impl GoalGrammar {
         }
     }
 }
+
+/// Where a put/carry conjunct goes: the preposition and, unless elided ("put the bowl
+/// in"), the location's phrase.
+type Place = (Preposition, Option<Phrase>);
 
 fn refuse(class: RefusalClass, reason: impl Into<String>) -> Understanding {
     Understanding::Refused {
@@ -862,7 +866,7 @@ fn refine_sense(sense: Sense, verb: &str, particles: &[String], rest: &[Tok]) ->
         {
             Sense::Harm
         }
-        Sense::Carry if has("out") && !object_words.iter().any(|w| *w == "to") => {
+        Sense::Carry if has("out") && !object_words.contains(&"to") => {
             Sense::Act(Verb::PickUp, None)
         }
         s => s,
@@ -970,9 +974,6 @@ fn split_place(c: &[Tok], sense: Sense) -> (&[Tok], Option<(Preposition, &[Tok])
             let mut prep = prep;
             if starts(c, j, "top of") {
                 j += 2;
-            }
-            if w == "to" && c.get(j).is_some_and(|t| t.is("the")) && false {
-                prep = Preposition::On;
             }
             if c[k..].first().is_some_and(|t| t.is("inside"))
                 && c.get(j).is_some_and(|t| t.is("of"))

@@ -206,8 +206,7 @@ impl PhraseReader<'_> {
         let mut p = Phrase::default();
         let mut i = 0;
         // determiners, counts, "other", "one of the"
-        loop {
-            let Some(t) = toks.get(i) else { break };
+        while let Some(t) = toks.get(i) {
             let w = t.w.as_str();
             if starts(toks, i, "one of the") || starts(toks, i, "one of my") {
                 i += 3;
@@ -454,12 +453,12 @@ impl PhraseReader<'_> {
         while i < toks.len() {
             let w = toks[i].w.as_str();
             // relative clause words: "that's sitting on", "which is not"
+            // ("right"/"left" start a relation when "of", "by" or "next to" follow)
+            let starts_relation = ["right of", "right by", "right next to", "left of"]
+                .iter()
+                .any(|r| starts(toks, i, r));
             if matches!(w, "that" | "which" | "who")
-                || find(RELATIVE, w).is_some()
-                    && !starts(toks, i, "right of")
-                    && !starts(toks, i, "right by")
-                    && !starts(toks, i, "right next to")
-                    && !(w == "left" && toks.get(i + 1).is_some_and(|t| t.is("of")))
+                || find(RELATIVE, w).is_some() && !starts_relation
             {
                 i += 1;
                 continue;
@@ -561,7 +560,6 @@ impl PhraseReader<'_> {
                         || ends_core(toks, i + 3)
                 })
                 && !(w == "in" && side == Side::Front)
-                && !(w == "at" && matches!(side, Side::Left | Side::Right) && false)
             {
                 let n = p.obj.ordinal.map_or(1, |o| o.n);
                 if w == "from" || p.obj.ordinal.is_none() {
@@ -668,7 +666,7 @@ impl PhraseReader<'_> {
                 }
                 if anchor_follows {
                     let a = self.parse(&toks[j..]);
-                    if a.pronoun && !a.obj.name.is_empty() || !a.obj.name.is_empty() || a.pronoun {
+                    if a.pronoun || !a.obj.name.is_empty() {
                         let kind = match (kind, w) {
                             // "the plug out of the socket", "the towel off the rail"
                             (RelationKind::In, _) => RelationKind::In,

@@ -7,8 +7,9 @@
 //!
 //! What the drive cannot act on yet is said in the plan's notes, not dropped silently:
 //! ordinals other than left-/rightmost, rooms (building-scale memory, issue 16),
-//! ruled-out attributes, relations other than near/left/right/nearest/furthest (they
-//! become "near", the relation a map position can check).
+//! ruled-out attributes, relations other than near/in/on/left/right/nearest/furthest
+//! (they become "near", the relation a map position can check; "in" and "on" are
+//! checked as near too).
 
 use super::super::corpus::{ActionKind, ObjectRef, RefusalClass, RelationKind, Side, StepSpec};
 use super::super::rules::key_presses;
@@ -231,6 +232,9 @@ fn phrase(o: &ObjectRef, other: bool, notes: &mut Vec<String>) -> String {
             (RelationKind::LeftOf, Some(a)) => tail = format!(" left of the {a}"),
             (RelationKind::RightOf, Some(a)) => tail = format!(" right of the {a}"),
             (RelationKind::Near, Some(a)) => tail = format!(" near the {a}"),
+            // the drive checks "in"/"on" as near; the words stay for the implied open
+            (RelationKind::In, Some(a)) => tail = format!(" in the {a}"),
+            (RelationKind::On, Some(a)) => tail = format!(" on the {a}"),
             (kind, Some(a)) => {
                 notes.push(format!("{kind:?} the {a} is checked as near it"));
                 tail = format!(" near the {a}");
@@ -310,9 +314,7 @@ mod tests {
         );
         assert_eq!(
             drive("remove the thumbtack from the cork board"),
-            [
-                "pick up the thumbtack near the cork board [pull the thumbtack out of the cork board]"
-            ]
+            ["pick up the thumbtack on the cork board [pull the thumbtack out of the cork board]"]
         );
     }
 
