@@ -32,7 +32,7 @@ pub fn args_text(args: &Value) -> String {
 pub enum AgentKind {
     /// Tool calling with an LLM.
     Llm,
-    /// Rule-based planning over the same tools.
+    /// The offline goal grammar over the same tools.
     Offline,
 }
 

@@ -4,7 +4,7 @@
 //! done, fails or is cancelled, with one of two brains:
 //! - [`Brain::Llm`]: an LLM with tool calling over any OpenAI-compatible server (the
 //!   planner's subtasks are given to it as a guide);
-//! - [`Brain::Offline`]: the rule-based planner and a fixed strategy per subtask — no
+//! - [`Brain::Offline`]: the offline goal grammar and a fixed strategy per subtask — no
 //!   model server needed.
 //!
 //! Both go through the same machinery ([`runtime`]): guards that keep unknown tools,
@@ -52,7 +52,7 @@ use crate::runtime::{GoalRuntime, Stop};
 /// What decides the next tool call.
 #[derive(Debug, Clone)]
 pub enum Brain {
-    /// Rule-based planning, fixed strategy per subtask.
+    /// The offline goal grammar, fixed strategy per subtask.
     Offline,
     /// An LLM with tool calling.
     Llm(Arc<LlmClient>),

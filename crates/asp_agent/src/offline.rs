@@ -1,4 +1,4 @@
-//! The offline agent: no model server. It plans with the rule-based parser and drives
+//! The offline agent: no model server. It plans with the goal grammar and drives
 //! the same tools through the same [`GoalRuntime`] (guards, retry limit, call cap,
 //! remapping, state publication, events) as the LLM agent.
 //!
@@ -42,7 +42,7 @@ use asp_core::{ObjectKey, Skill};
 
 use crate::events::{GoalError, GoalErrorCode};
 use crate::llm_agent::DriveEnd;
-use crate::planner::rules::{Relation, parse_object_phrase};
+use crate::planner::phrases::{Relation, parse_object_phrase};
 use crate::planner::{Plan, Preposition, Subtask, Verb};
 use crate::runtime::{CallOutcome, GoalRuntime, Stop};
 use crate::tools::{ToolName, ToolRequest};

@@ -76,7 +76,7 @@ struct UnderstandArgs {
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum LlmChoice {
-    /// Rule-based planning, no model server needed
+    /// The offline goal grammar and a fixed strategy per subtask, no model server needed
     Offline,
     /// An OpenAI-compatible server (agent_node.llm)
     Openai,

@@ -11,7 +11,7 @@ use asp_config::LoadedConfig;
 
 use crate::EXIT_CONFIG;
 
-/// Scores the rule-based planner on the corpus under `cfg`'s `goals/`; `split` limits it
+/// Scores the offline goal grammar on the corpus under `cfg`'s `goals/`; `split` limits it
 /// to one split, `misses` is how many misses to list per split, `json` where to write
 /// every goal's result.
 pub fn plan_report(

@@ -3,10 +3,8 @@
 //! relation, ordinal, room and count — or the class of refusal it should get; and the
 //! scoring of a planner against it (exact plan, per split and category, with the misses).
 //!
-//! The structured plan is what the planner is measured on; [`structured`] reads it off a
-//! [`Plan`] of the rule-based parser, whose subtasks keep qualifiers inside the object
-//! phrase (SPEC §4.1), by splitting each phrase the way the offline agent does
-//! ([`rules::parse_object_phrase`]).
+//! The structured plan is what the planner is measured on: the goal grammar
+//! ([`super::understand`]) produces it directly.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -14,8 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::rules::{self, Relation};
-use super::{Plan, PlanError, PlanErrorKind, Preposition, Subtask, Verb};
+use super::{Preposition, Verb};
 
 /// An object as the goal singles it out.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -138,7 +135,10 @@ pub enum Side {
 #[serde(rename_all = "snake_case")]
 pub enum ActionKind {
     Press,
+    /// Pulled out of a socket.
     Unplug,
+    /// Pulled out of what holds it ("remove the thumbtack from the board").
+    PullOut,
     Type,
     Dial,
 }
@@ -389,89 +389,6 @@ pub fn load_corpus(dir: &Path) -> Result<Vec<Split>, CorpusError> {
         .collect()
 }
 
-/// The structured plan of a rule-based [`Plan`], or the refusal of a [`PlanError`].
-pub fn structured(result: &Result<Plan, PlanError>) -> Expected {
-    match result {
-        Ok(plan) => Expected::Plan(plan.subtasks.iter().map(step_of).collect()),
-        Err(e) => Expected::Refuse(match e.kind {
-            PlanErrorKind::NoVerb => RefusalClass::NoVerb,
-            PlanErrorKind::Unsupported => RefusalClass::Unsupported,
-            PlanErrorKind::Unsafe => RefusalClass::Unsafe,
-            PlanErrorKind::NoObject => RefusalClass::NoObject,
-            PlanErrorKind::Unclear => RefusalClass::AskedBack,
-            PlanErrorKind::Other => RefusalClass::Unplannable,
-        }),
-    }
-}
-
-fn step_of(s: &Subtask) -> StepSpec {
-    let (action, text) = match s.action.as_deref().map(str::trim) {
-        None => (None, None),
-        Some(a) => {
-            let (head, rest) = a.split_once(' ').unwrap_or((a, ""));
-            let kind = match head {
-                "type" => Some(ActionKind::Type),
-                "dial" => Some(ActionKind::Dial),
-                "unplug" | "pull" | "remove" => Some(ActionKind::Unplug),
-                _ => Some(ActionKind::Press),
-            };
-            let text = matches!(kind, Some(ActionKind::Type | ActionKind::Dial))
-                .then(|| rest.trim_matches(['"', '\'']).to_owned());
-            (kind, text)
-        }
-    };
-    StepSpec {
-        verb: s.verb,
-        object: object_of(&s.object),
-        part: s.part.clone(),
-        preposition: s.preposition,
-        location: s.location.as_deref().map(object_of),
-        location_part: s.location_part.clone(),
-        action,
-        text,
-        side: None,
-        implied: s.implied,
-    }
-}
-
-/// An object phrase split as the offline agent splits it: the query is the name, the
-/// relation becomes a relation, ordinal or size attribute.
-fn object_of(phrase: &str) -> ObjectRef {
-    let p = rules::parse_object_phrase(phrase);
-    let mut o = ObjectRef::named(p.query);
-    let rel = |kind, anchor: Option<String>| {
-        Some(Box::new(RelationSpec {
-            kind,
-            anchor: anchor.map(|a| object_of(&a)),
-            anchor2: None,
-        }))
-    };
-    match p.relation {
-        None => {}
-        Some(Relation::Near(a)) => o.relation = rel(RelationKind::Near, Some(a)),
-        Some(Relation::FarFrom(a)) => o.relation = rel(RelationKind::Furthest, Some(a)),
-        Some(Relation::LeftOf(a)) => o.relation = rel(RelationKind::LeftOf, Some(a)),
-        Some(Relation::RightOf(a)) => o.relation = rel(RelationKind::RightOf, Some(a)),
-        Some(Relation::Closest) => o.relation = rel(RelationKind::Nearest, None),
-        Some(Relation::Farthest) => o.relation = rel(RelationKind::Furthest, None),
-        Some(Relation::Leftmost) => {
-            o.ordinal = Some(Ordinal {
-                n: 1,
-                from: Some(Side::Left),
-            });
-        }
-        Some(Relation::Rightmost) => {
-            o.ordinal = Some(Ordinal {
-                n: 1,
-                from: Some(Side::Right),
-            });
-        }
-        Some(Relation::Largest) => o.attributes.push("largest".into()),
-        Some(Relation::Smallest) => o.attributes.push("smallest".into()),
-    }
-    o
-}
-
 /// Whether `got` is exactly `expected`; otherwise what differs first.
 pub fn compare(expected: &Expected, got: &Expected) -> Result<(), String> {
     match (expected, got) {
@@ -590,11 +507,6 @@ pub fn grammar_planner(grammar: &super::understand::GoalGrammar) -> impl Fn(&str
     move |goal| grammar.understand(goal).expected()
 }
 
-/// The rule-based parser as a corpus planner.
-pub fn rule_planner(goal: &str) -> Expected {
-    structured(&rules::parse_goal(goal))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -614,7 +526,7 @@ mod tests {
     }
 
     #[test]
-    fn the_rule_parser_is_scored_field_by_field() {
+    fn plans_are_scored_field_by_field() {
         let s = split(
             r#"
 goals:
@@ -629,7 +541,7 @@ goals:
     category: attribute
     plan:
       - verb: pick_up
-        object: {name: mug, attributes: [red]}
+        object: {name: red mug}
   - id: c
     goal: "hello there"
     category: refusal
@@ -637,20 +549,21 @@ goals:
   - id: d
     goal: "wash the dishes"
     category: refusal
-    refuse: unsupported
+    refuse: no_verb
 "#,
         )
         .unwrap();
-        let r = score(&s, rule_planner);
+        let grammar = super::super::understand::GoalGrammar::lexical();
+        let r = score(&s, grammar_planner(&grammar));
         let by_id: BTreeMap<&str, &GoalScore> =
             r.goals.iter().map(|g| (g.id.as_str(), g)).collect();
         assert!(by_id["a"].exact, "{:?}", by_id["a"]);
-        // the rule parser keeps the colour in the query: the name differs
+        // an expectation that keeps the colour in the name: the name differs first
         assert_eq!(by_id["b"].difference, "step 1: object name");
         assert!(by_id["c"].exact, "{:?}", by_id["c"]);
         assert_eq!(
             by_id["d"].difference,
-            "refusal class: expected Unsupported, got NoVerb"
+            "refusal class: expected NoVerb, got Unsupported"
         );
         assert!((r.accuracy() - 0.5).abs() < 1e-9);
         assert_eq!(r.per_category()[&Category::Refusal], (1, 2));

@@ -10,7 +10,7 @@ use asp_llm::{ChatRequest, ChatResponse, LlmClient, LlmError, Message};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::rules::split_part_pub;
+use super::phrases::split_part_pub;
 use super::{Plan, PlanError, PlanSource, Preposition, Subtask, Verb, add_implied_steps};
 use crate::prompts;
 

@@ -2,12 +2,13 @@
 //! set — pick up X, place X on|in Y, open X, close X, turn on X, turn off X — with
 //! their objects and locations, implied steps added, qualifiers kept and whole objects
 //! named (the part goes into its own field). Two producers: the LLM
-//! ([`llm::LlmPlanner`]: parse → regenerate with a hint → rule-based fallback) and the
-//! rule-based parser ([`rules::parse_goal`]).
+//! ([`llm::plan_with_llm`]: parse → regenerate with a hint → the grammar as fallback)
+//! and the offline goal grammar ([`understand`]), whose structured plan
+//! [`understand::subtasks`] turns into these subtasks.
 
 pub mod corpus;
 pub mod llm;
-pub mod rules;
+pub mod phrases;
 pub mod understand;
 
 use std::collections::BTreeSet;
@@ -180,8 +181,6 @@ impl fmt::Display for Subtask {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "source", rename_all = "snake_case")]
 pub enum PlanSource {
-    /// The rule-based parser.
-    Rules,
     /// The LLM, after `regenerations` regenerations with a hint.
     Llm { regenerations: u32 },
     /// The offline goal grammar after the LLM failed `attempts` times.
@@ -261,7 +260,7 @@ const OPENABLE: &[&str] = &[
 /// Whether placing *in* this needs it opened first (its last word is a drawer, cabinet,
 /// fridge, …).
 pub fn is_openable(noun_phrase: &str) -> bool {
-    rules::head_noun(noun_phrase).is_some_and(|h| OPENABLE.contains(&h.as_str()))
+    phrases::head_noun(noun_phrase).is_some_and(|h| OPENABLE.contains(&h.as_str()))
 }
 
 /// The receptacle an object phrase says it is in ("milk in the fridge" → "fridge").

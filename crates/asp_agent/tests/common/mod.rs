@@ -11,7 +11,7 @@ use asp_llm::{ClientSettings, LlmClient};
 use asp_llm_testkit::ScriptedServer;
 use tokio_util::sync::CancellationToken;
 
-/// Settings for tests: defaults, the rule-based plan as the guide (no planner request).
+/// Settings for tests: defaults, the grammar's plan as the guide (no planner request).
 pub fn settings() -> AgentSettings {
     AgentSettings {
         planner_use_llm: false,

@@ -25,7 +25,7 @@ pub struct AgentConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LlmBackend {
-    /// Rule-based planning over the same tools; needs no model server.
+    /// The offline goal grammar over the same tools; needs no model server.
     Offline,
     /// Any OpenAI-compatible chat-completions server (OpenAI, Gemini's compatible
     /// endpoint, vLLM, Ollama, llama.cpp).
@@ -147,10 +147,10 @@ impl Default for AgentLimits {
 #[serde(default, deny_unknown_fields)]
 pub struct PlannerConfig {
     /// Decompose the goal with the LLM when `llm.backend` is `openai` (off: the
-    /// rule-based parser always). Default true.
+    /// offline goal grammar always). Default true.
     #[garde(skip)]
     pub use_llm: bool,
-    /// Regenerations with a hint before the rule-based fallback (SPEC §4.1). Default 2.
+    /// Regenerations with a hint before the goal grammar takes over (SPEC §4.1). Default 2.
     #[garde(range(max = 10))]
     pub max_regenerations: u32,
     /// Match verbs and attribute words the offline grammar's lists do not know by

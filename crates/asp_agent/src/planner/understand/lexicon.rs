@@ -121,12 +121,16 @@ pub const VERBS: &[(&str, Sense)] = &[
         Sense::Act(Verb::PickUp, Some(ActionKind::Unplug)),
     ),
     // "remove the thumbtack from the board": pulled out of what holds it
-    ("remove", Sense::Act(Verb::PickUp, Some(ActionKind::Unplug))),
+    (
+        "remove",
+        Sense::Act(Verb::PickUp, Some(ActionKind::PullOut)),
+    ),
     (
         "extract",
-        Sense::Act(Verb::PickUp, Some(ActionKind::Unplug)),
+        Sense::Act(Verb::PickUp, Some(ActionKind::PullOut)),
     ),
-    ("pluck", Sense::Act(Verb::PickUp, Some(ActionKind::Unplug))),
+    ("pluck", Sense::Act(Verb::PickUp, Some(ActionKind::PullOut))),
+    ("call", Sense::Act(Verb::TurnOn, Some(ActionKind::Dial))),
     ("pull", Sense::Pull),
     ("yank", Sense::Pull),
     ("slide", Sense::Push),

@@ -202,6 +202,9 @@ impl GoalGrammar {
     /// Reads a goal.
     pub fn understand(&self, goal: &str) -> Understanding {
         let toks = tokenize(goal);
+        if toks.iter().all(Tok::is_mark) {
+            return refuse(RefusalClass::NoVerb, "the goal is empty");
+        }
         let mut d = Discourse::default();
         for seg in segments(&toks) {
             let clause = self.classify(&seg);
@@ -450,7 +453,11 @@ impl GoalGrammar {
     ) -> Result<(), Understanding> {
         d.last_act = Some((sense, verb.to_owned()));
         // particles said apart from the verb ("switch the TV off"), and the rest without
-        let (particles, rest) = particles(rest, sense);
+        // typed text keeps every word ("type on the keyboard" has no particle)
+        let (particles, rest) = match sense {
+            Sense::Act(_, Some(ActionKind::Type | ActionKind::Dial)) => (Vec::new(), rest.to_vec()),
+            _ => particles(rest, sense),
+        };
         let sense = refine_sense(sense, verb, &particles, &rest);
         match sense {
             Sense::Unsupported => Err(refuse(
@@ -540,9 +547,40 @@ impl GoalGrammar {
                             });
                         }
                         None => {
+                            // "put the cup next to the plate": a placement the skills lack
+                            let said = conj
+                                .iter()
+                                .flat_map(|c| c.iter())
+                                .map(|t| t.w.as_str())
+                                .collect::<Vec<_>>()
+                                .join(" ");
+                            if let Some(r) = [
+                                "next to",
+                                "in front of",
+                                "behind",
+                                "beside",
+                                "left of",
+                                "right of",
+                                "under",
+                                "between",
+                                "near",
+                            ]
+                            .iter()
+                            .find(|r| said.contains(*r))
+                            {
+                                return Err(refuse(
+                                    RefusalClass::Unsupported,
+                                    format!(
+                                        "{verb:?} {r} a place: the robot places only on or in something"
+                                    ),
+                                ));
+                            }
                             return Err(refuse(
                                 RefusalClass::NoObject,
-                                format!("{verb:?} needs a place to put the {} on or in", obj.name),
+                                format!(
+                                    "{verb:?} does not say where: on or in what should the {} go?",
+                                    obj.name
+                                ),
                             ));
                         }
                         Some((prep, loc)) => {
@@ -846,11 +884,16 @@ fn refine_sense(sense: Sense, verb: &str, particles: &[String], rest: &[Tok]) ->
             } else if has("shut") || has("closed") {
                 Sense::Act(Verb::Close, None)
             } else if sense == Sense::Pull {
-                if plugged || has("out") {
+                if plugged {
                     Sense::Act(Verb::PickUp, Some(ActionKind::Unplug))
+                } else if has("out") {
+                    Sense::Act(Verb::PickUp, Some(ActionKind::PullOut))
                 } else {
                     Sense::Act(Verb::Open, None)
                 }
+            } else if sense == Sense::Push && first == "push" && !pressable(&object_words) {
+                // pushing an object around is not a skill
+                Sense::Unsupported
             } else if sense == Sense::Push && matches!(first, "push" | "flip") {
                 Sense::Act(Verb::TurnOn, Some(ActionKind::Press))
             } else if sense == Sense::Push && first == "slide" {
@@ -871,6 +914,34 @@ fn refine_sense(sense: Sense, verb: &str, particles: &[String], rest: &[Tok]) ->
         }
         s => s,
     }
+}
+
+/// Whether the words name something one presses (a button, a switch, a bell, a key).
+fn pressable(words: &[&str]) -> bool {
+    words.iter().any(|w| {
+        matches!(
+            tokens::singular(w).as_str(),
+            "button"
+                | "key"
+                | "switch"
+                | "bell"
+                | "doorbell"
+                | "buzzer"
+                | "bar"
+                | "keyboard"
+                | "keypad"
+                | "pedal"
+                | "trigger"
+                | "plunger"
+                | "remote"
+                | "lever"
+                | "knob"
+                | "dial"
+                | "toggle"
+                | "touchpad"
+                | "screen"
+        )
+    })
 }
 
 /// "press" for the buttons and bells a `turn_on` acts on when the verb says so.

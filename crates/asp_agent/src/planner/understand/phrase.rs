@@ -428,7 +428,12 @@ impl PhraseReader<'_> {
             k += 1;
         }
         if let Some(head) = names.pop() {
-            names.push(singular(&head));
+            // "two glasses" are drinking glasses, "my glasses" a pair
+            let one = match (head.as_str(), p.obj.count) {
+                ("glasses", Some(n)) if n > 1 => "glass".to_owned(),
+                _ => singular(&head),
+            };
+            names.push(one);
         }
         // "the fridge door": the part of an owner named before it
         if names.len() >= 2 {
@@ -540,7 +545,6 @@ impl PhraseReader<'_> {
             if w == "from"
                 && toks.get(i + 1).is_some_and(|t| t.is("the") || t.is("its"))
                 && let Some(side) = toks.get(i + 2).and_then(|t| lookup(SIDES, &t.w))
-                && (toks[i + 1].is("its") || toks.get(i + 3).is_some_and(|t| t.is("side")))
                 && p.obj.ordinal.is_none()
             {
                 p.side = Some(side);

@@ -1,6 +1,6 @@
 //! From the grammar's structured plan to the subtasks the agents drive (SPEC §4.1): one
 //! object phrase per step that retrieval and the spatial tools read
-//! ([`crate::planner::rules::parse_object_phrase`] splits it again into the query — the
+//! ([`crate::planner::phrases::parse_object_phrase`] splits it again into the query — the
 //! object's own words and its describing attributes — and one spatial relation), the
 //! motion as an `action` phrase for the affordance stage, counted objects repeated
 //! ("two apples" → the apple, then the other apple).
@@ -12,7 +12,7 @@
 //! checked as near too).
 
 use super::super::corpus::{ActionKind, ObjectRef, RefusalClass, RelationKind, Side, StepSpec};
-use super::super::rules::key_presses;
+use super::super::phrases::key_presses;
 use super::super::{Plan, PlanError, PlanErrorKind, PlanSource, Subtask, Verb};
 use super::Understanding;
 
@@ -110,16 +110,28 @@ fn subtask(s: &StepSpec, other: bool, notes: &mut Vec<String>) -> Result<Vec<Sub
     };
     if let (Some(kind @ (ActionKind::Type | ActionKind::Dial)), Some(text)) = (s.action, &s.text) {
         let text = text.trim_matches(['"', '\'']).to_lowercase();
-        if text.is_empty() {
-            let what = if kind == ActionKind::Dial {
-                "number keys to dial a number"
-            } else {
-                "keys"
-            };
+        let what = match kind {
+            ActionKind::Dial if text.is_empty() => Some("number keys to dial a number".to_owned()),
+            // "call mom": the number is the phone's to know
+            ActionKind::Dial if text.chars().any(char::is_alphabetic) => {
+                Some(format!("number keys to dial {text}"))
+            }
+            _ if text.is_empty() => Some(format!("keys of the {}", s.object.name)),
+            _ => None,
+        };
+        if let Some(what) = what {
             return Ok(vec![
                 Subtask::new(Verb::TurnOn, object).with_action(format!("press the {what}")),
             ]);
         }
+        let text: String = match kind {
+            // "555-0199": the digits
+            ActionKind::Dial => text
+                .chars()
+                .filter(|c| !matches!(c, '-' | ' ' | '(' | ')'))
+                .collect(),
+            _ => text,
+        };
         return key_presses(&s.object.name, &text, &object);
     }
     let mut st = match s.verb {
@@ -167,6 +179,18 @@ fn subtask(s: &StepSpec, other: bool, notes: &mut Vec<String>) -> Result<Vec<Sub
                     .map_or_else(|| whole.clone(), |p| format!("{} {p}", s.object.name))
             ))
         }
+        Some(ActionKind::PullOut) => Some(
+            match s
+                .object
+                .relation
+                .as_ref()
+                .filter(|r| matches!(r.kind, RelationKind::In | RelationKind::On))
+                .and_then(|r| r.anchor.as_ref())
+            {
+                Some(a) => format!("pull the {whole} out of the {}", a.name),
+                None => format!("pull the {whole} out"),
+            },
+        ),
         Some(ActionKind::Type | ActionKind::Dial) | None => None,
     };
     if st.action.is_none()
