@@ -165,7 +165,7 @@ impl Offline<'_, '_> {
     async fn subtask(&mut self, st: &Subtask) -> Step<()> {
         match st.verb {
             Verb::PickUp => {
-                let key = self.resolve(&st.object).await?;
+                let key = self.resolve(&st.object, &st.excluded).await?;
                 if self.rt.state.held_object.as_ref() == Some(&key) {
                     // a failed grasp may leave it in the gripper unconfirmed: that is a
                     // pick only when a later verified step (the place) shows it
@@ -222,7 +222,7 @@ impl Offline<'_, '_> {
                 let location = st.location.clone().unwrap_or_default();
                 // the drop target is the part when one is named ("top drawer")
                 let target_phrase = st.location_part.clone().unwrap_or(location);
-                let target = self.resolve(&target_phrase).await?;
+                let target = self.resolve(&target_phrase, &[]).await?;
                 if target == held {
                     return Err(StepError::Failed {
                         message: format!(
@@ -254,7 +254,7 @@ impl Offline<'_, '_> {
                 Ok(())
             }
             Verb::Open | Verb::Close | Verb::TurnOn | Verb::TurnOff => {
-                let key = self.resolve(&st.object).await?;
+                let key = self.resolve(&st.object, &st.excluded).await?;
                 let action = st.action.clone().unwrap_or_else(|| {
                     let what = st.part.as_deref().unwrap_or(&st.object);
                     format!("{} the {what}", st.verb.phrase())
@@ -281,8 +281,13 @@ impl Offline<'_, '_> {
         Ok(())
     }
 
-    /// Retrieves the objects the phrase's query names and picks one by its relation.
-    async fn resolve(&mut self, phrase: &str) -> Step<ObjectKey> {
+    /// Retrieves the objects the phrase's query names, leaves out those that retrieval
+    /// also finds for an `excluded` attribute ("not the red one"), and picks one by its
+    /// relation.
+    async fn resolve(&mut self, phrase: &str, excluded: &[String]) -> Step<ObjectKey> {
+        if !excluded.is_empty() {
+            return self.resolve_excluding(phrase, excluded).await;
+        }
         if let Some(k) = self.resolved.get(phrase)
             && self.rt.state.in_inventory(k)
         {
@@ -333,6 +338,35 @@ impl Offline<'_, '_> {
             (Some(rel), _) => self.choose(rel.clone(), candidates).await?,
         };
         self.resolved.insert(phrase.to_owned(), key.clone());
+        Ok(key)
+    }
+
+    /// [`Self::resolve`] for an object with attributes ruled out.
+    async fn resolve_excluding(&mut self, phrase: &str, excluded: &[String]) -> Step<ObjectKey> {
+        let memo = format!("{phrase} (not {})", excluded.join(", "));
+        if let Some(k) = self.resolved.get(&memo)
+            && self.rt.state.in_inventory(k)
+        {
+            return Ok(k.clone());
+        }
+        let p = parse_object_phrase(phrase);
+        let mut candidates = self.retrieve(&p.query).await?;
+        for a in excluded {
+            let ruled_out = self.retrieve(&format!("{a} {}", p.query)).await?;
+            candidates.retain(|c| !ruled_out.contains(c));
+        }
+        let key = match (&p.relation, candidates.as_slice()) {
+            (_, []) => {
+                return Err(StepError::Failed {
+                    message: format!("every {:?} found is {}", p.query, excluded.join(" or ")),
+                    retryable: false,
+                });
+            }
+            (_, [only]) => only.clone(),
+            (None, [first, ..]) => first.clone(),
+            (Some(rel), _) => self.choose(rel.clone(), candidates).await?,
+        };
+        self.resolved.insert(memo, key.clone());
         Ok(key)
     }
 
@@ -465,6 +499,44 @@ impl Offline<'_, '_> {
                     }
                 }
                 Ok(best)
+            }
+            Relation::NthFrom { n, left } => {
+                // ordered left to right by pairwise left-of answers (insertion sort)
+                let mut ordered: Vec<ObjectKey> = Vec::new();
+                for c in candidates {
+                    let mut at = ordered.len();
+                    for (i, o) in ordered.iter().enumerate() {
+                        let req = ToolRequest::LeftOf {
+                            a: c.clone(),
+                            b: o.clone(),
+                        };
+                        if self.truth(req).await? {
+                            at = i;
+                            break;
+                        }
+                    }
+                    ordered.insert(at, c);
+                }
+                if !left {
+                    ordered.reverse();
+                }
+                let index = if n < 0 {
+                    ordered
+                        .len()
+                        .checked_sub(usize::try_from(-n).unwrap_or(usize::MAX))
+                } else {
+                    usize::try_from(n).ok().and_then(|n| n.checked_sub(1))
+                };
+                index
+                    .and_then(|i| ordered.get(i).cloned())
+                    .ok_or_else(|| StepError::Failed {
+                        message: format!(
+                            "the {n}. from the {} was asked for, {} found",
+                            if left { "left" } else { "right" },
+                            ordered.len()
+                        ),
+                        retryable: false,
+                    })
             }
             Relation::Largest | Relation::Smallest | Relation::Closest | Relation::Farthest => {
                 let mut best: Option<(f64, ObjectKey)> = None;

@@ -34,6 +34,7 @@ fn as_model_writes_it(steps: &[Subtask]) -> String {
                     asp_agent::Preposition::On => "on",
                 }),
                 "action": s.action,
+                "not": s.excluded,
             })
         })
         .collect();

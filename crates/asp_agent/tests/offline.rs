@@ -456,3 +456,35 @@ async fn one_found_where_the_goal_compares_several_looks_again() {
     assert_eq!(w.held().as_deref(), Some("cup_right"));
     assert_eq!(w.remaps(), 0);
 }
+
+#[tokio::test]
+async fn ruled_out_attributes_and_counted_positions_pick_the_object() {
+    // "not the white one": the eggs retrieval also finds as white are left out
+    let (w, r) = solve("grab an egg, not the white one").await;
+    assert!(r.status.is_completed(), "{}", r.summary);
+    assert!(
+        w.calls().iter().any(|c| c == "object_retrieval(white egg)"),
+        "{:?}",
+        w.calls()
+    );
+    let held = w.held();
+    assert_eq!(held.as_deref(), Some("egg_b"));
+    // the brown egg (y = -0.05) is right of the white one (y = 0.30)
+    let (w2, r) = solve("pick up the second egg from the left").await;
+    assert!(r.status.is_completed(), "{}", r.summary);
+    assert!(
+        w2.calls().iter().any(|c| c.starts_with("left_of(")),
+        "{:?}",
+        w2.calls()
+    );
+    assert_eq!(w2.held(), held, "both goals pick the brown egg");
+    // ruling out every candidate fails, naming why
+    let (agent, _) = offline_agent(world(), settings());
+    let r = run(&agent, "pick up a cup that is not green").await;
+    assert_eq!(error_code(&r), GoalErrorCode::SubtaskFailed);
+    assert!(
+        r.summary.contains("every \"cup\" found is green"),
+        "{}",
+        r.summary
+    );
+}

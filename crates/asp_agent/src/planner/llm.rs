@@ -44,6 +44,9 @@ struct RawSubtask {
     location_part: Option<String>,
     preposition: Option<String>,
     action: Option<String>,
+    /// Attributes ruled out ("not the red one").
+    #[serde(default, rename = "not")]
+    excluded: Option<Vec<String>>,
 }
 
 fn non_empty(s: Option<String>) -> Option<String> {
@@ -81,6 +84,12 @@ pub fn validate(value: Value) -> Result<Vec<Subtask>, String> {
         let part = non_empty(r.part).or(split);
         let mut st = Subtask::new(verb, object).with_part(part);
         st.action = non_empty(r.action);
+        st.excluded = r
+            .excluded
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|a| non_empty(Some(a)))
+            .collect();
         if verb == Verb::Place {
             let location = non_empty(r.location)
                 .ok_or_else(|| format!("subtask {n} (place) has no location: say on or in what"))?;

@@ -97,6 +97,10 @@ pub struct Subtask {
     /// button", "pull the power adapter out of the socket".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<String>,
+    /// Attributes the object must not have ("not the red one"): candidates retrieval
+    /// also finds for "red <object>" are left out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub excluded: Vec<String>,
     /// Added by post-processing, not stated in the goal.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub implied: bool,
@@ -112,6 +116,7 @@ impl Subtask {
             location_part: None,
             preposition: None,
             action: None,
+            excluded: Vec::new(),
             implied: false,
         }
     }
@@ -166,6 +171,9 @@ impl fmt::Display for Subtask {
                 Some(p) => write!(f, " {prep} {} of {}", the(p), the(loc))?,
                 None => write!(f, " {prep} {}", the(loc))?,
             }
+        }
+        if !self.excluded.is_empty() {
+            write!(f, " (not {})", self.excluded.join(", "))?;
         }
         if let Some(a) = &self.action {
             write!(f, " [{a}]")?;
@@ -313,7 +321,9 @@ pub fn add_implied_steps(subtasks: Vec<Subtask>) -> Vec<Subtask> {
                     }
                 }
                 if pick_up_at.is_none() {
-                    out.push(Subtask::new(Verb::PickUp, st.object.clone()).implied());
+                    let mut pick = Subtask::new(Verb::PickUp, st.object.clone()).implied();
+                    pick.excluded.clone_from(&st.excluded);
+                    out.push(pick);
                 }
                 holding = None;
                 out.push(st);

@@ -154,7 +154,27 @@ pub enum Relation {
     Closest,
     /// Farthest from the robot.
     Farthest,
+    /// The `n`-th counted from the left (`left`) or the right; -1 is the last.
+    NthFrom {
+        n: i32,
+        left: bool,
+    },
 }
+
+/// Ordinal words the drive counts by.
+const ORDINAL_WORDS: &[(&str, i32)] = &[
+    ("first", 1),
+    ("second", 2),
+    ("third", 3),
+    ("fourth", 4),
+    ("fifth", 5),
+    ("sixth", 6),
+    ("seventh", 7),
+    ("eighth", 8),
+    ("ninth", 9),
+    ("tenth", 10),
+    ("last", -1),
+];
 
 /// An object phrase split for retrieval: the query (category and attributes) and an
 /// optional spatial relation.
@@ -203,6 +223,21 @@ pub fn parse_object_phrase(phrase: &str) -> ObjectPhrase {
         (" inside ", Relation::Near),
         (" in ", Relation::Near),
     ];
+    // "second cup from the left"
+    for (suffix, left) in [(" from the left ", true), (" from the right ", false)] {
+        if let Some(q) = p.strip_suffix(suffix) {
+            let words: Vec<&str> = q.split_whitespace().collect();
+            let n = words
+                .first()
+                .and_then(|w| ORDINAL_WORDS.iter().find(|(o, _)| o == w).map(|(_, n)| *n));
+            if let (Some(n), true) = (n, words.len() >= 2) {
+                return ObjectPhrase {
+                    query: words[1..].join(" "),
+                    relation: Some(Relation::NthFrom { n, left }),
+                };
+            }
+        }
+    }
     for suffix in [" on the left ", " on the left side ", " to the left "] {
         if let Some(q) = p.strip_suffix(suffix) {
             return ObjectPhrase {

@@ -151,6 +151,15 @@ fn subtask(s: &StepSpec, other: bool, notes: &mut Vec<String>) -> Result<Vec<Sub
         }
         v => Subtask::new(v, object).with_part(s.part.clone()),
     };
+    // what the object must not be is checked by the drive; a location's is not yet
+    st.excluded.clone_from(&s.object.excluded);
+    if let Some(l) = s.location.as_ref().filter(|l| !l.excluded.is_empty()) {
+        notes.push(format!(
+            "\"not {}\" is not checked for the {}",
+            l.excluded.join(", "),
+            l.name
+        ));
+    }
     st.implied = s.implied;
     st.action = match s.action {
         Some(ActionKind::Press) => Some(match &s.part {
@@ -235,17 +244,29 @@ fn phrase(o: &ObjectRef, other: bool, notes: &mut Vec<String>) -> String {
             a => attrs.push(a),
         }
     }
+    let mut tail = String::new();
     if let Some(ord) = o.ordinal {
         match (ord.n, ord.from) {
             (1, Some(Side::Left)) | (-1, Some(Side::Right)) => lead = lead.or(Some("leftmost")),
             (1, Some(Side::Right)) | (-1, Some(Side::Left)) => lead = lead.or(Some("rightmost")),
+            // "the second cup from the left": counted with left-of comparisons
+            (n, Some(side @ (Side::Left | Side::Right)))
+                if lead.is_none() && o.relation.is_none() && (2..=10).contains(&n) =>
+            {
+                const WORDS: [&str; 9] = [
+                    "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+                    "tenth",
+                ];
+                words.push(WORDS[usize::try_from(n - 2).unwrap_or_default()].to_owned());
+                let side = if side == Side::Left { "left" } else { "right" };
+                tail = format!(" from the {side}");
+            }
             _ => notes.push(format!(
                 "the ordinal of the {} is not used yet: the best retrieval match is taken",
                 o.name
             )),
         }
     }
-    let mut tail = String::new();
     if let Some(r) = &o.relation {
         let anchor = r.anchor.as_ref().map(|a| phrase(a, false, notes));
         match (r.kind, anchor) {
@@ -269,13 +290,6 @@ fn phrase(o: &ObjectRef, other: bool, notes: &mut Vec<String>) -> String {
     if let Some(room) = &o.room {
         notes.push(format!(
             "the room ({room}) of the {} is not used yet: the map has no rooms",
-            o.name
-        ));
-    }
-    if !o.excluded.is_empty() {
-        notes.push(format!(
-            "\"not {}\" is not checked yet for the {}",
-            o.excluded.join(", "),
             o.name
         ));
     }
@@ -320,6 +334,14 @@ mod tests {
         assert_eq!(
             drive("grab the cup on the left"),
             ["pick up the leftmost cup"]
+        );
+        assert_eq!(
+            drive("grab the third cup from the right"),
+            ["pick up the third cup from the right"]
+        );
+        assert_eq!(
+            drive("grab the mug, not the red one"),
+            ["pick up the mug (not red)"]
         );
         assert_eq!(
             drive("take the egg that's next to the tomato"),
