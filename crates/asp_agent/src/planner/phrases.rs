@@ -161,20 +161,13 @@ pub enum Relation {
     },
 }
 
-/// Ordinal words the drive counts by.
-const ORDINAL_WORDS: &[(&str, i32)] = &[
-    ("first", 1),
-    ("second", 2),
-    ("third", 3),
-    ("fourth", 4),
-    ("fifth", 5),
-    ("sixth", 6),
-    ("seventh", 7),
-    ("eighth", 8),
-    ("ninth", 9),
-    ("tenth", 10),
-    ("last", -1),
-];
+/// The number an ordinal word counts ("second" → 2, "last" → -1).
+fn lookup_ordinal(word: &str) -> Option<i32> {
+    super::understand::lexicon::ORDINALS
+        .iter()
+        .find(|(o, _)| *o == word)
+        .map(|(_, n)| *n)
+}
 
 /// An object phrase split for retrieval: the query (category and attributes) and an
 /// optional spatial relation.
@@ -227,9 +220,7 @@ pub fn parse_object_phrase(phrase: &str) -> ObjectPhrase {
     for (suffix, left) in [(" from the left ", true), (" from the right ", false)] {
         if let Some(q) = p.strip_suffix(suffix) {
             let words: Vec<&str> = q.split_whitespace().collect();
-            let n = words
-                .first()
-                .and_then(|w| ORDINAL_WORDS.iter().find(|(o, _)| o == w).map(|(_, n)| *n));
+            let n = words.first().and_then(|w| lookup_ordinal(w));
             if let (Some(n), true) = (n, words.len() >= 2) {
                 return ObjectPhrase {
                     query: words[1..].join(" "),

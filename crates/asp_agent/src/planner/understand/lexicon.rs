@@ -1012,3 +1012,10 @@ pub const KIND_MODIFIERS: &[&str] = &[
     "mini", "micro", "baby", "toy", "junior", "pocket", "travel", "desk", "wall", "floor", "table",
     "hand", "power", "remote", "smart", "electric", "digital", "coffee", "tea",
 ];
+
+/// Words after an object that start its own relation ("the book sitting on the table",
+/// "the cup from the shelf"), so a preposition after them is not where it goes.
+pub const OBJECT_RELATION_WORDS: &[&str] = &[
+    "sitting", "lying", "standing", "hanging", "resting", "located", "kept", "from", "off",
+    "between", "near", "by", "beside", "behind", "under", "below", "beneath",
+];

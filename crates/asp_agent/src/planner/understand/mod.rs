@@ -956,30 +956,12 @@ fn split_place(c: &[Tok], sense: Sense) -> (&[Tok], Option<(Preposition, &[Tok])
     let mut relative = false;
     while k < c.len() {
         let w = c[k].w.as_str();
-        let relative_word = matches!(
-            w,
-            "sitting"
-                | "lying"
-                | "standing"
-                | "hanging"
-                | "resting"
-                | "located"
-                | "kept"
-                | "from"
-                | "off"
-                | "between"
-                | "near"
-                | "by"
-                | "beside"
-                | "behind"
-                | "under"
-                | "below"
-                | "beneath"
-                | "furthest"
-                | "farthest"
-        ) || matches!(w, "that" | "which")
-            && c.get(k + 1)
-                .is_some_and(|t| matches!(t.w.as_str(), "is" | "are" | "was" | "sits" | "lies"));
+        let relative_word = find(OBJECT_RELATION_WORDS, w).is_some()
+            || matches!(w, "furthest" | "farthest")
+            || matches!(w, "that" | "which")
+                && c.get(k + 1).is_some_and(|t| {
+                    matches!(t.w.as_str(), "is" | "are" | "was" | "sits" | "lies")
+                });
         if relative_word {
             relative = true;
             k += 1;
@@ -1066,30 +1048,8 @@ fn split_place(c: &[Tok], sense: Sense) -> (&[Tok], Option<(Preposition, &[Tok])
 fn relative_closed(c: &[Tok], k: usize) -> bool {
     // a determiner seen after the last relative word means its noun phrase came
     let last_rel = c[..k].iter().rposition(|t| {
-        matches!(
-            t.w.as_str(),
-            "that"
-                | "which"
-                | "sitting"
-                | "lying"
-                | "standing"
-                | "hanging"
-                | "resting"
-                | "located"
-                | "kept"
-                | "from"
-                | "off"
-                | "between"
-                | "near"
-                | "by"
-                | "beside"
-                | "behind"
-                | "under"
-                | "below"
-                | "beneath"
-                | "to"
-                | "of"
-        )
+        find(OBJECT_RELATION_WORDS, &t.w).is_some()
+            || matches!(t.w.as_str(), "that" | "which" | "to" | "of")
     });
     last_rel.is_some_and(|r| {
         c[r + 1..k]
