@@ -500,6 +500,29 @@ impl Offline<'_, '_> {
                 }
                 Ok(best)
             }
+            Relation::Between(a, b) => {
+                let a = self.resolve_reference(&a).await?;
+                let b = self.resolve_reference(&b).await?;
+                let mut best: Option<(f64, ObjectKey)> = None;
+                for c in candidates.into_iter().filter(|c| *c != a && *c != b) {
+                    let mut d = 0.0;
+                    for r in [&a, &b] {
+                        d += self
+                            .number(ToolRequest::DistanceBetween {
+                                a: c.clone(),
+                                b: r.clone(),
+                            })
+                            .await?;
+                    }
+                    if best.as_ref().is_none_or(|(bd, _)| d < *bd) {
+                        best = Some((d, c));
+                    }
+                }
+                best.map(|(_, k)| k).ok_or_else(|| StepError::Failed {
+                    message: format!("no candidate other than {a} and {b}"),
+                    retryable: false,
+                })
+            }
             Relation::NthFrom { n, left } => {
                 // ordered left to right by pairwise left-of answers (insertion sort)
                 let mut ordered: Vec<ObjectKey> = Vec::new();

@@ -488,3 +488,13 @@ async fn ruled_out_attributes_and_counted_positions_pick_the_object() {
         r.summary
     );
 }
+
+#[tokio::test]
+async fn between_two_objects_is_the_smallest_sum_of_distances() {
+    // the brown egg is 0.18 m from both the mug and the bowl; the white one 0.22 and 0.45
+    let (w, r) = solve("pick up the egg between the mug and the bowl").await;
+    assert!(r.status.is_completed(), "{}", r.summary);
+    assert_eq!(w.held().as_deref(), Some("egg_b"));
+    let (w, _) = solve("pick up the egg between the tomato and the pan").await;
+    assert_eq!(w.held().as_deref(), Some("egg_a"));
+}

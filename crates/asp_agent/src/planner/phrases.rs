@@ -154,6 +154,8 @@ pub enum Relation {
     Closest,
     /// Farthest from the robot.
     Farthest,
+    /// Between two reference objects (the smallest sum of distances to both).
+    Between(String, String),
     /// The `n`-th counted from the left (`left`) or the right; -1 is the last.
     NthFrom {
         n: i32,
@@ -216,6 +218,16 @@ pub fn parse_object_phrase(phrase: &str) -> ObjectPhrase {
         (" inside ", Relation::Near),
         (" in ", Relation::Near),
     ];
+    // "cup between the plate and the bowl"
+    if let Some((q, refs)) = p.split_once(" between ")
+        && let Some((a, b)) = refs.split_once(" and ")
+        && !q.trim().is_empty()
+    {
+        return ObjectPhrase {
+            query: q.trim().to_owned(),
+            relation: Some(Relation::Between(strip_article(a), strip_article(b))),
+        };
+    }
     // "second cup from the left"
     for (suffix, left) in [(" from the left ", true), (" from the right ", false)] {
         if let Some(q) = p.strip_suffix(suffix) {

@@ -280,6 +280,10 @@ fn phrase(o: &ObjectRef, other: bool, notes: &mut Vec<String>) -> String {
             // the drive checks "in"/"on" as near; the words stay for the implied open
             (RelationKind::In, Some(a)) => tail = format!(" in the {a}"),
             (RelationKind::On, Some(a)) => tail = format!(" on the {a}"),
+            (RelationKind::Between, Some(a)) => match r.anchor2.as_ref() {
+                Some(b) => tail = format!(" between the {a} and the {}", phrase(b, false, notes)),
+                None => tail = format!(" near the {a}"),
+            },
             (kind, Some(a)) => {
                 notes.push(format!("{kind:?} the {a} is checked as near it"));
                 tail = format!(" near the {a}");
