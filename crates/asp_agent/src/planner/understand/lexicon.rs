@@ -219,7 +219,8 @@ pub const FILLERS: &[&str] = &[
     "robot", "now", "first", "then", "and", "so", "well", "oh", "um", "uh", "quickly", "quick",
     "go", "ahead", "again", "finally", "next", "lastly", "buddy", "mate", "dear", "sir",
     "actually", "maybe", "perhaps", "try", "to", "you", "could", "can", "would", "will", "should",
-    "must", "might", "be", "a", "do", "me", "favour", "favor", "mind", "if", "but",
+    "must", "might", "be", "a", "do", "me", "favour", "favor", "mind", "if", "but", "let", "us",
+    "any", "chance",
 ];
 
 /// Words after the object that only soften the request.

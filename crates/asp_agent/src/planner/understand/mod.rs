@@ -261,24 +261,46 @@ impl GoalGrammar {
         {
             return split_but(&body[1..], None);
         }
-        // "the blue cup … goes in the sink"
-        if matches!(body[0].w.as_str(), "goes" | "go" | "belongs" | "belong")
-            && body.get(1).is_some_and(|t| {
+        // "… goes in the sink", "the towel on the floor needs to go in the hamper": a
+        // place said of the object; alone in its clause the object is "it"
+        let goes = body
+            .iter()
+            .position(|t| matches!(t.w.as_str(), "goes" | "go" | "belongs" | "belong"));
+        if let Some(k) = goes
+            && body.get(k + 1).is_some_and(|t| {
                 matches!(
                     t.w.as_str(),
                     "in" | "on" | "into" | "onto" | "inside" | "back"
                 )
             })
+            && (k == 0 || find(DETERMINERS, &body[0].w).is_some())
         {
-            let mut rest = vec![Tok {
-                w: "it".into(),
-                raw: "it".into(),
-            }];
-            rest.extend_from_slice(&body[1..]);
+            let mut subject: Vec<Tok> = body[..k].to_vec();
+            // "needs to", "should", "has to", "must", "can": not the object's words
+            while subject.last().is_some_and(|t| {
+                matches!(
+                    t.w.as_str(),
+                    "to" | "needs" | "need" | "should" | "has" | "have" | "must" | "can" | "will"
+                )
+            }) {
+                subject.pop();
+            }
+            if subject.is_empty() {
+                subject.push(Tok {
+                    w: "it".into(),
+                    raw: "it".into(),
+                });
+            }
+            // the place is what follows "go", whatever the subject says of itself
+            subject.push(Tok {
+                w: PLACE_MARK.into(),
+                raw: String::new(),
+            });
+            subject.extend_from_slice(&body[k + 1..]);
             return Clause::Act {
                 sense: Sense::Put,
-                verb: body[0].w.clone(),
-                rest,
+                verb: body[k].w.clone(),
+                rest: subject,
                 by_meaning: None,
             };
         }
@@ -460,6 +482,17 @@ impl GoalGrammar {
         };
         let sense = refine_sense(sense, verb, &particles, &rest);
         match sense {
+            // "pour boiling water on the cat": harm outranks a missing skill
+            Sense::Unsupported
+                if rest
+                    .iter()
+                    .any(|t| LIVING.contains(&t.w.as_str()) && !t.is("me")) =>
+            {
+                Err(refuse(
+                    RefusalClass::Unsafe,
+                    format!("{verb:?} would harm the living"),
+                ))
+            }
             Sense::Unsupported => Err(refuse(
                 RefusalClass::Unsupported,
                 format!(
@@ -602,7 +635,12 @@ impl GoalGrammar {
                                     None,
                                 ),
                             };
-                            if sense == Sense::Carry {
+                            // "grab the mug and bring it to the table": held already
+                            let held = d
+                                .steps
+                                .last()
+                                .is_some_and(|s| s.verb == Verb::PickUp && s.object == obj);
+                            if sense == Sense::Carry && !held {
                                 d.push(StepSpec {
                                     part: p.part.clone(),
                                     ..step(Verb::PickUp, obj.clone())
@@ -678,9 +716,10 @@ fn verb_at(toks: &[Tok], i: usize) -> Option<(Sense, usize, &'static str)> {
 fn find_act(seg: &[Tok]) -> Option<(usize, Sense, usize)> {
     for i in 0..seg.len() {
         let before = &seg[..i];
+        // polite words, and adverbs ("carefully", "quickly") before the verb
         let lead = before
             .iter()
-            .all(|t| find(FILLERS, &t.w).is_some() && !t.is("not"));
+            .all(|t| find(FILLERS, &t.w).is_some() || t.w.len() > 4 && t.w.ends_with("ly"));
         let prev = before.last().map(|t| t.w.as_str());
         let prev2 = before.len().checked_sub(2).map(|k| seg[k].w.as_str());
         let ok =
@@ -950,8 +989,21 @@ fn press_like(v: Verb, _obj: &ObjectRef, _part: Option<&str>) -> Option<ActionKi
     None
 }
 
+/// A word no goal holds: put before the place's preposition when the clause says
+/// where the place starts ("the towel on the floor goes | in the hamper").
+const PLACE_MARK: &str = "\u{1}place";
+
 /// Splits a put/carry conjunct into the object's words and where it goes.
 fn split_place(c: &[Tok], sense: Sense) -> (&[Tok], Option<(Preposition, &[Tok])>) {
+    if let Some(m) = c.iter().position(|t| t.w == PLACE_MARK) {
+        let (object, place) = (&c[..m], &c[m + 1..]);
+        let k = usize::from(place.first().is_some_and(|t| t.is("back")));
+        let prep = match place.get(k).map(|t| t.w.as_str()) {
+            Some("in" | "into" | "inside") => Preposition::In,
+            _ => Preposition::On,
+        };
+        return (object, Some((prep, place.get(k + 1..).unwrap_or_default())));
+    }
     let mut k = 0;
     let mut relative = false;
     while k < c.len() {

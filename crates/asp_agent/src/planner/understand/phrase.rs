@@ -442,6 +442,7 @@ impl PhraseReader<'_> {
             if PART_NOUNS.contains(&head.as_str())
                 && !KIND_PARTS.contains(&head.as_str())
                 && !NOT_OWNERS.contains(&before.as_str())
+                && !ROOM_KINDS.contains(&format!("{before} {head}").as_str())
                 && p.part.is_none()
             {
                 names.pop();
@@ -546,6 +547,8 @@ impl PhraseReader<'_> {
                 && toks.get(i + 1).is_some_and(|t| t.is("the") || t.is("its"))
                 && let Some(side) = toks.get(i + 2).and_then(|t| lookup(SIDES, &t.w))
                 && p.obj.ordinal.is_none()
+                // "from the top shelf": a shelf, not a side
+                && toks.get(i + 3).is_none_or(|t| t.is("side") || t.is_mark() || ends_core(toks, i + 3))
             {
                 p.side = Some(side);
                 i += if toks[i + 1].is("its") { 3 } else { 4 };
