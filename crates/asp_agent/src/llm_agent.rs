@@ -327,10 +327,15 @@ pub(crate) async fn drive(
                 action_failed = true;
             }
             debug!(tool = %call.name, success = outcome.output.success, "tool result");
-            req.messages.push(Message::tool_result(
-                &call.id,
-                tool_message(&outcome.output),
-            ));
+            let mut for_model = outcome.output.clone();
+            if outcome.retry_limit_reached {
+                for_model.feedback_msg.push(' ');
+                for_model
+                    .feedback_msg
+                    .push_str(&prompts::message("retry_limit_advice", &[]));
+            }
+            req.messages
+                .push(Message::tool_result(&call.id, tool_message(&for_model)));
         }
     }
 }

@@ -87,6 +87,9 @@ pub(crate) struct CallOutcome {
     /// The tool, when the name was known.
     pub tool: Option<ToolName>,
     pub guard: Option<Guard>,
+    /// This exact call failed as often as it may: the model is told what to do next
+    /// (the output itself says only what happened: results and events are for people).
+    pub retry_limit_reached: bool,
 }
 
 /// Per-goal state of the machinery.
@@ -234,6 +237,7 @@ impl<'a> GoalRuntime<'a> {
                     (out, None, verdicts, cancelled)
                 }
             };
+            let mut retry_limit_reached = false;
             // consecutive failures of the same call (SPEC §1.3)
             if output.success {
                 self.failures.remove(&signature);
@@ -242,6 +246,7 @@ impl<'a> GoalRuntime<'a> {
                 *n += 1;
                 let n = *n;
                 if n >= limit && !cancelled {
+                    retry_limit_reached = true;
                     output.feedback_msg.push(' ');
                     output.feedback_msg.push_str(&prompts::message(
                         "retry_limit_reached",
@@ -268,6 +273,7 @@ impl<'a> GoalRuntime<'a> {
                 output,
                 tool,
                 guard,
+                retry_limit_reached,
             })
         }
         .instrument(span)

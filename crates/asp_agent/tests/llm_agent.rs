@@ -260,7 +260,15 @@ async fn a_failed_call_is_retried_at_most_three_times() {
         "object_retrieval",
         json!({"query": "red mug"}),
     )))
-    .chain((0..5).map(|_| Step::reply(Reply::tool_call("grasp", json!({"obj": "red_mug_0"})))));
+    .chain((0..5).map(|i| {
+        let step = Step::reply(Reply::tool_call("grasp", json!({"obj": "red_mug_0"})));
+        // after the fourth failure the model is told what to do instead
+        if i == 4 {
+            step.expect_last_tool_result_contains("give the final answer starting with")
+        } else {
+            step
+        }
+    }));
     let server = ScriptedServer::start(steps).await.unwrap();
     let w = world();
     for _ in 0..4 {
@@ -290,6 +298,13 @@ async fn a_failed_call_is_retried_at_most_three_times() {
             .2
             .feedback_msg
             .contains("failed 4 times in a row")
+    );
+    // what the model is told to do next stays between the agent and the model
+    assert!(
+        results
+            .iter()
+            .all(|r| !r.2.feedback_msg.contains("FAILURE")),
+        "{results:?}"
     );
     let GoalStatus::Failed { error } = &report.status else {
         unreachable!()
