@@ -47,6 +47,10 @@ const SCHEMA_VERSION: u64 = 1;
 pub enum MemoryError {
     #[error("memory database {file}: {message}")]
     Database { file: String, message: String },
+    #[error(
+        "memory database {file} is in use by {holder}; stop that process or give this one its own data folder (`--set /**.paths.data_dir=DIR`)"
+    )]
+    Held { file: String, holder: String },
     #[error("memory database {file} has schema {found}, this build reads {expected}")]
     Schema {
         file: String,
@@ -95,6 +99,56 @@ pub struct AffordanceMemory {
     capsule_samples: usize,
 }
 
+/// The file beside the database that names the process holding it.
+fn owner_file(db: &Path) -> PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push(".owner");
+    PathBuf::from(name)
+}
+
+fn owner_line() -> String {
+    let command: Vec<String> = std::env::args().take(4).collect();
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    format!("{}\n{}\n{since}\n", std::process::id(), command.join(" "))
+}
+
+/// "pid 4242 (`asp launch sim`), open since 2026-…": what the owner file says, or that
+/// another process holds the lock when it says nothing.
+fn holder(db: &Path) -> String {
+    let text = std::fs::read_to_string(owner_file(db)).unwrap_or_default();
+    let mut lines = text.lines();
+    match (lines.next(), lines.next(), lines.next()) {
+        (Some(pid), Some(command), Some(since)) if !pid.is_empty() => {
+            let age = since
+                .parse::<u64>()
+                .ok()
+                .and_then(|s| {
+                    std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .ok()
+                        .map(|now| now.as_secs().saturating_sub(s))
+                })
+                .map_or_else(String::new, |age| format!(", opened {age} s ago"));
+            format!("pid {pid} (`{command}`){age}")
+        }
+        _ => "another process".to_owned(),
+    }
+}
+
+impl Drop for AffordanceMemory {
+    fn drop(&mut self) {
+        // only our own claim is taken back
+        let file = owner_file(&self.path);
+        if std::fs::read_to_string(&file)
+            .is_ok_and(|t| t.lines().next() == Some(&std::process::id().to_string()))
+        {
+            let _ = std::fs::remove_file(file);
+        }
+    }
+}
+
 impl AffordanceMemory {
     /// Opens (or creates) the database at `path`. If it holds no common-sense priors and
     /// was never seeded, `seed` is loaded in the same transaction that marks it seeded.
@@ -110,10 +164,18 @@ impl AffordanceMemory {
                 message: format!("cannot create folder {}: {e}", dir.display()),
             })?;
         }
-        let db = Database::create(&path).map_err(|e| MemoryError::Database {
-            file: path.display().to_string(),
-            message: e.to_string(),
+        let db = Database::create(&path).map_err(|e| match e {
+            redb::DatabaseError::DatabaseAlreadyOpen => MemoryError::Held {
+                file: path.display().to_string(),
+                holder: holder(&path),
+            },
+            e => MemoryError::Database {
+                file: path.display().to_string(),
+                message: e.to_string(),
+            },
         })?;
+        // who holds it, for the next process that finds it locked
+        let _ = std::fs::write(owner_file(&path), owner_line());
         let mem = Self {
             db,
             path,

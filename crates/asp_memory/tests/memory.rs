@@ -407,3 +407,24 @@ fn clearing_test_time_entries_keeps_the_common_sense_bank() {
         (priors, 1, 0)
     );
 }
+
+#[test]
+fn a_database_held_by_another_process_is_named_with_that_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = AffordanceMemory::open(db(&dir), &cfg(8), &seed()).unwrap();
+    // redb locks the file for the whole process, so a second open here meets the lock
+    // as another process would
+    let err = AffordanceMemory::open(db(&dir), &cfg(8), &seed()).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, MemoryError::Held { .. }), "{msg}");
+    assert!(
+        msg.contains(&format!("pid {}", std::process::id())),
+        "names the holder: {msg}"
+    );
+    assert!(msg.contains("paths.data_dir"), "says what to do: {msg}");
+    // closing gives the claim back, and the next open works
+    drop(first);
+    let owner = format!("{}.owner", db(&dir).display());
+    assert!(!std::path::Path::new(&owner).exists());
+    AffordanceMemory::open(db(&dir), &cfg(8), &seed()).unwrap();
+}
