@@ -333,7 +333,7 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
     } else {
         None
     };
-    let journal = Journal::default();
+    let journal = Journal::with_capacity(c.agent_node.limits.journal_entries as usize);
     let backend =
         GraphBackend::new(map, affordance, skills, navigation).with_journal(journal.clone());
     let state = Arc::new(StatePublisher {

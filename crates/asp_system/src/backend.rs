@@ -58,31 +58,64 @@ pub enum JournalEntry {
     },
 }
 
-/// The entries of one or more goals, in call order.
-#[derive(Debug, Clone, Default)]
-pub struct Journal(Arc<Mutex<Vec<JournalEntry>>>);
+/// The entries of one or more goals, in call order: at most `capacity` of them, the
+/// oldest dropped first (a node that runs all day must not grow).
+#[derive(Debug, Clone)]
+pub struct Journal(Arc<Mutex<JournalInner>>);
+
+#[derive(Debug)]
+struct JournalInner {
+    entries: std::collections::VecDeque<JournalEntry>,
+    capacity: usize,
+    dropped: u64,
+}
+
+impl Default for Journal {
+    fn default() -> Self {
+        Self::with_capacity(Self::DEFAULT_CAPACITY)
+    }
+}
 
 impl Journal {
-    fn push(&self, e: JournalEntry) {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(e);
+    /// `agent_node.limits.journal_entries`' default.
+    pub const DEFAULT_CAPACITY: usize = 1024;
+
+    /// A journal that keeps the last `capacity` entries (at least one).
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self(Arc::new(Mutex::new(JournalInner {
+            entries: std::collections::VecDeque::new(),
+            capacity: capacity.max(1),
+            dropped: 0,
+        })))
     }
 
-    /// Everything recorded so far.
-    pub fn entries(&self) -> Vec<JournalEntry> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, JournalInner> {
         self.0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+    }
+
+    pub(crate) fn push(&self, e: JournalEntry) {
+        let mut j = self.lock();
+        if j.entries.len() == j.capacity {
+            j.entries.pop_front();
+            j.dropped += 1;
+        }
+        j.entries.push_back(e);
+    }
+
+    /// The entries kept, oldest first.
+    pub fn entries(&self) -> Vec<JournalEntry> {
+        self.lock().entries.iter().cloned().collect()
+    }
+
+    /// How many old entries were dropped to stay within the capacity.
+    pub fn dropped(&self) -> u64 {
+        self.lock().dropped
     }
 
     pub fn clear(&self) {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clear();
+        self.lock().entries.clear();
     }
 }
 
@@ -618,5 +651,44 @@ impl ToolBackend for GraphBackend {
             summary,
         });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod journal_tests {
+    use super::*;
+    use crate::ports::MapSummary;
+
+    fn remap(i: u32) -> JournalEntry {
+        JournalEntry::Remap {
+            call_index: i,
+            summary: MapSummary {
+                objects: 0,
+                keyframes: 0,
+                kept_keys: Vec::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn the_journal_keeps_the_newest_entries_up_to_its_capacity() {
+        let j = Journal::with_capacity(3);
+        for i in 0..5 {
+            j.push(remap(i));
+        }
+        let kept: Vec<u32> = j
+            .entries()
+            .iter()
+            .map(|e| match e {
+                JournalEntry::Remap { call_index, .. } => *call_index,
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(kept, [2, 3, 4]);
+        assert_eq!(j.dropped(), 2);
+        // clones share it
+        let other = j.clone();
+        other.push(remap(5));
+        assert_eq!(j.entries().len(), 3);
     }
 }

@@ -129,6 +129,11 @@ pub struct AgentLimits {
     /// Default 2000.
     #[garde(range(min = 1, max = 1_000_000))]
     pub max_goal_chars: u32,
+    /// What the node remembers of backend calls (retrievals, groundings, skills) for
+    /// reports: at most this many entries, the oldest dropped first, so a node that runs
+    /// all day does not grow. Default 1024.
+    #[garde(range(min = 1, max = 1_000_000))]
+    pub journal_entries: u32,
 }
 
 impl Default for AgentLimits {
@@ -139,6 +144,7 @@ impl Default for AgentLimits {
             max_malformed_replies: 2,
             cancel_grace_s: 5.0,
             max_goal_chars: 2000,
+            journal_entries: 1024,
         }
     }
 }
