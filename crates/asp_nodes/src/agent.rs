@@ -29,11 +29,12 @@ use asp_ros::transport::{Publisher, ServiceServer};
 use asp_ros::{Qos, Transport};
 use asp_system::{GraphBackend, Journal, NavigationPort, verified_success};
 use async_trait::async_trait;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tracing::{info, warn};
 
 use crate::NodeError;
 use crate::affordance::AffordanceClient;
+use crate::estop::EStopBinding;
 use crate::goto::GoToClient;
 use crate::map::ObjectMapClient;
 use crate::names;
@@ -232,10 +233,24 @@ pub fn refusal_code(code: asp_agent::GoalErrorCode) -> Option<u16> {
     })
 }
 
+/// The answer to a goal that arrives while the e-stop is engaged, if it is.
+fn refused_while_stopped(estop: &watch::Receiver<bool>, topic: &str) -> Option<GoalAnswer> {
+    (*estop.borrow()).then(|| GoalAnswer {
+        success: false,
+        error_code: goal_refused::ESTOP,
+        error_msg: format!(
+            "the e-stop ({topic}) is engaged: no goal starts until it is released (publish false)"
+        ),
+        summary: "refused: e-stop engaged".to_owned(),
+    })
+}
+
 /// Runs ExecuteGoal action goals on the agent.
 struct ExecuteHandler {
     agent: Arc<Agent>,
     router: Arc<FeedbackRouter>,
+    estop: watch::Receiver<bool>,
+    estop_topic: String,
 }
 
 #[async_trait]
@@ -245,6 +260,15 @@ impl GoalHandler<ExecuteGoalAction> for ExecuteHandler {
         goal: ExecuteGoalActionGoal,
         ctx: GoalContext<ExecuteGoalAction>,
     ) -> GoalOutcome<ExecuteGoalActionResult> {
+        if let Some(a) = refused_while_stopped(&self.estop, &self.estop_topic) {
+            warn!("{}: {}", names::EXECUTE_ACTION, a.error_msg);
+            return GoalOutcome::Aborted(ExecuteGoalActionResult {
+                success: a.success,
+                error_code: a.error_code,
+                error_msg: a.error_msg,
+                summary: a.summary,
+            });
+        }
         let id = ctx.goal_id().to_string();
         let mut feedback = self.router.register(&id);
         let run = async {
@@ -285,11 +309,17 @@ pub struct AgentNode {
     /// What every backend call found (for reports and tests).
     pub journal: Journal,
     router: Arc<FeedbackRouter>,
+    _estop: EStopBinding,
     _service: ServiceServer,
     _action: ActionServer<ExecuteGoalAction>,
 }
 
 impl AgentNode {
+    /// Whether the e-stop is engaged, as this node last heard it.
+    pub fn estop(&self) -> watch::Receiver<bool> {
+        self._estop.watch()
+    }
+
     /// Shows every event of every goal to `sink` too, from now on.
     pub fn watch(&self, sink: Arc<dyn EventSink>) {
         self.router
@@ -348,13 +378,27 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
             .with_event_sink(router.clone()),
     );
 
+    // goals are refused at acceptance while the e-stop is engaged, saying so
+    let estop = EStopBinding::new(&node, &c.common.safety.estop_topic)?;
+    let estop_topic = c.common.safety.estop_topic.clone();
     let counter = Arc::new(AtomicU64::new(0));
     let a = agent.clone();
+    let (stopped, topic) = (estop.watch(), estop_topic.clone());
     let service = node.serve::<ExecuteGoal, _, _>(
         names::EXECUTE_GOAL_SERVICE,
         move |req: ExecuteGoalRequest| {
             let (a, n) = (a.clone(), counter.fetch_add(1, Ordering::Relaxed) + 1);
+            let refused = refused_while_stopped(&stopped, &topic);
             async move {
+                if let Some(ans) = refused {
+                    warn!("{}: {}", names::EXECUTE_GOAL_SERVICE, ans.error_msg);
+                    return ExecuteGoalResponse {
+                        success: ans.success,
+                        error_code: ans.error_code,
+                        error_msg: ans.error_msg,
+                        summary: ans.summary,
+                    };
+                }
                 let report = a
                     .run_goal(format!("srv-{n}"), &req.goal, CancellationToken::new())
                     .await;
@@ -375,6 +419,8 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
         ExecuteHandler {
             agent: agent.clone(),
             router: router.clone(),
+            estop: estop.watch(),
+            estop_topic,
         },
     )?;
     info!(agent = ?agent.kind(), mobile = c.agent_node.mobile, "agent_node serving");
@@ -382,6 +428,7 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
         agent,
         journal,
         router,
+        _estop: estop,
         _service: service,
         _action: action,
     })

@@ -128,3 +128,61 @@ async fn every_refusal_class_has_its_code_and_the_node_keeps_serving() {
         .unwrap();
     assert_eq!(r.error_code, goal_refused::BLANK);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn goals_are_refused_while_the_estop_is_engaged_and_taken_again_after() {
+    use asp_ros::msg::std_msgs::Bool;
+    let domain = common::fresh_domain();
+    let data = tempfile::tempdir().unwrap();
+    let cfg = common::config(&data, &[]);
+    let server = Transport::dds(common::dds_settings(domain, ServiceMapping::Cyclone)).unwrap();
+    let agent = asp_nodes::agent::agent_node(&cfg, &server).await.unwrap();
+    let me = client_node(domain);
+    let button = me
+        .publisher::<Bool>("/asp/estop", asp_nodes::estop::ESTOP_QOS)
+        .unwrap();
+    let service = me
+        .client::<ExecuteGoal>(asp_nodes::names::EXECUTE_GOAL_SERVICE)
+        .unwrap();
+    let mut engaged = agent.estop();
+    button.publish(Bool { data: true }).unwrap();
+    engaged.wait_for(|e| *e).await.unwrap();
+    let r = service
+        .call(ExecuteGoalRequest {
+            goal: "pick up the mug".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(r.error_code, goal_refused::ESTOP, "{r:?}");
+    assert!(
+        r.error_msg.contains("e-stop (/asp/estop) is engaged"),
+        "{}",
+        r.error_msg
+    );
+    // the action says the same, as its result
+    let action = me
+        .action_client::<ExecuteGoalAction>(asp_nodes::names::EXECUTE_ACTION)
+        .unwrap();
+    let result = action
+        .execute(
+            ExecuteGoalActionGoal {
+                goal: "pick up the mug".into(),
+            },
+            &CancellationToken::new(),
+            |_| {},
+        )
+        .await
+        .unwrap();
+    assert_eq!(result.state, TerminalState::Aborted, "{:?}", result.result);
+    assert_eq!(result.result.error_code, goal_refused::ESTOP);
+    // released: goals are read again (this one is refused for its own reason)
+    button.publish(Bool { data: false }).unwrap();
+    engaged.wait_for(|e| !*e).await.unwrap();
+    let r = service
+        .call(ExecuteGoalRequest {
+            goal: "hello there".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(r.error_code, goal_refused::NO_VERB, "{r:?}");
+}

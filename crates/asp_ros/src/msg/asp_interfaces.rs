@@ -477,6 +477,8 @@ pub mod goal_refused {
     pub const NO_OBJECT: u16 = 21;
     /// A verb was understood only approximately; the message asks "did you mean …?".
     pub const UNCLEAR: u16 = 22;
+    /// The e-stop is engaged: no goal starts until it is released.
+    pub const ESTOP: u16 = 23;
 }
 
 /// The failure kind of an ExecuteGoal `error_code`; `None` for 0 (success) and unknown
