@@ -538,7 +538,6 @@ impl GoalGrammar {
                     let obj = d
                         .resolve(&p, None)
                         .map_err(|e| refuse(RefusalClass::NoObject, e))?;
-                    let action = action.or_else(|| press_like(v, &obj, p.part.as_deref()));
                     d.push(StepSpec {
                         action,
                         part: p.part,
@@ -981,12 +980,6 @@ fn pressable(words: &[&str]) -> bool {
                 | "screen"
         )
     })
-}
-
-/// "press" for the buttons and bells a `turn_on` acts on when the verb says so.
-fn press_like(v: Verb, _obj: &ObjectRef, _part: Option<&str>) -> Option<ActionKind> {
-    let _ = v;
-    None
 }
 
 /// A word no goal holds: put before the place's preposition when the clause says
