@@ -532,7 +532,9 @@ impl PhraseReader<'_> {
                 }
                 let words: Vec<String> = toks[k0..j].iter().map(|t| t.w.clone()).collect();
                 let head = words.last().map(String::as_str).unwrap_or_default();
-                let own = toks[i + 1].is("its") || toks[i + 1].is("their");
+                let own = toks
+                    .get(i + 1)
+                    .is_some_and(|t| t.is("its") || t.is("their"));
                 if its
                     && (own || PART_NOUNS.contains(&head) && words.len() == 1)
                     && !words.is_empty()
