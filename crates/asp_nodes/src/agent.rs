@@ -309,7 +309,7 @@ pub struct AgentNode {
     /// What every backend call found (for reports and tests).
     pub journal: Journal,
     router: Arc<FeedbackRouter>,
-    _estop: EStopBinding,
+    estop: EStopBinding,
     _service: ServiceServer,
     _action: ActionServer<ExecuteGoalAction>,
 }
@@ -317,7 +317,7 @@ pub struct AgentNode {
 impl AgentNode {
     /// Whether the e-stop is engaged, as this node last heard it.
     pub fn estop(&self) -> watch::Receiver<bool> {
-        self._estop.watch()
+        self.estop.watch()
     }
 
     /// Shows every event of every goal to `sink` too, from now on.
@@ -428,7 +428,7 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
         agent,
         journal,
         router,
-        _estop: estop,
+        estop,
         _service: service,
         _action: action,
     })

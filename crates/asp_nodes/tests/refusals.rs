@@ -22,6 +22,31 @@ fn client_node(domain: u16) -> Node {
         .unwrap()
 }
 
+/// Sends `goal` to `/asp/execute` and returns its result, which must be an abort.
+async fn aborted_action(
+    me: &Node,
+    goal: &str,
+) -> asp_ros::msg::asp_interfaces::ExecuteGoalActionResult {
+    let action = me
+        .action_client::<ExecuteGoalAction>(asp_nodes::names::EXECUTE_ACTION)
+        .unwrap();
+    let result = action
+        .execute(
+            ExecuteGoalActionGoal { goal: goal.into() },
+            &CancellationToken::new(),
+            |_| {},
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        result.state,
+        TerminalState::Aborted,
+        "{goal:?}: {:?}",
+        result.result
+    );
+    result.result
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_refusal_class_has_its_code_and_the_node_keeps_serving() {
     let domain = common::fresh_domain();
@@ -104,22 +129,9 @@ async fn every_refusal_class_has_its_code_and_the_node_keeps_serving() {
     );
 
     // the action answers the same way: accepted, then aborted with the refusal's code
-    let action = me
-        .action_client::<ExecuteGoalAction>(asp_nodes::names::EXECUTE_ACTION)
-        .unwrap();
-    let result = action
-        .execute(
-            ExecuteGoalActionGoal {
-                goal: "close\u{0}the door".into(),
-            },
-            &CancellationToken::new(),
-            |_| {},
-        )
-        .await
-        .unwrap();
-    assert_eq!(result.state, TerminalState::Aborted, "{:?}", result.result);
-    assert_eq!(result.result.error_code, goal_refused::CONTROL_CHARACTER);
-    assert!(!result.result.success);
+    let result = aborted_action(&me, "close\u{0}the door").await;
+    assert_eq!(result.error_code, goal_refused::CONTROL_CHARACTER);
+    assert!(!result.success);
 
     // and the service still answers after all of them
     let r = service
@@ -160,21 +172,8 @@ async fn goals_are_refused_while_the_estop_is_engaged_and_taken_again_after() {
         r.error_msg
     );
     // the action says the same, as its result
-    let action = me
-        .action_client::<ExecuteGoalAction>(asp_nodes::names::EXECUTE_ACTION)
-        .unwrap();
-    let result = action
-        .execute(
-            ExecuteGoalActionGoal {
-                goal: "pick up the mug".into(),
-            },
-            &CancellationToken::new(),
-            |_| {},
-        )
-        .await
-        .unwrap();
-    assert_eq!(result.state, TerminalState::Aborted, "{:?}", result.result);
-    assert_eq!(result.result.error_code, goal_refused::ESTOP);
+    let result = aborted_action(&me, "pick up the mug").await;
+    assert_eq!(result.error_code, goal_refused::ESTOP);
     // released: goals are read again (this one is refused for its own reason)
     button.publish(Bool { data: false }).unwrap();
     engaged.wait_for(|e| !*e).await.unwrap();

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::{Preposition, Verb};
 
 /// An object as the goal singles it out.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ObjectRef {
     /// The object's own words: what retrieval searches for.

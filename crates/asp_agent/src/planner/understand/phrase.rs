@@ -27,12 +27,6 @@ pub struct Phrase {
     pub unplaced: Vec<String>,
 }
 
-impl Default for ObjectRef {
-    fn default() -> Self {
-        ObjectRef::named("")
-    }
-}
-
 impl Phrase {
     pub fn is_empty(&self) -> bool {
         self.obj.name.is_empty() && !self.one && !self.pronoun
@@ -194,6 +188,23 @@ fn is_noun_start(w: &str) -> bool {
     DETERMINERS.contains(&w) || PRONOUNS.contains(&w) || number(w).is_some()
 }
 
+/// The words of a noun phrase from `from`: past its determiners, up to what ends the
+/// object's own words ("the top drawer" in "the desk's top drawer, …").
+fn noun_words(toks: &[Tok], from: usize) -> std::ops::Range<usize> {
+    let mut start = from;
+    while toks
+        .get(start)
+        .is_some_and(|t| DETERMINERS.contains(&t.w.as_str()))
+    {
+        start += 1;
+    }
+    let mut end = start;
+    while end < toks.len() && !(end > start && ends_core(toks, end)) {
+        end += 1;
+    }
+    start..end
+}
+
 /// Reads object phrases with an optional meaning model for words no list knows.
 #[derive(Debug)]
 pub struct PhraseReader<'m> {
@@ -280,22 +291,11 @@ impl PhraseReader<'_> {
         let mut core: Vec<Tok> = toks[start..i].to_vec();
         // "the desk's top drawer": the owner before 's, the part after it
         if toks.get(i).is_some_and(|t| t.is("'s")) {
-            let owner = self.core(&core, &mut p);
-            let mut j = i + 1;
-            while toks
-                .get(j)
-                .is_some_and(|t| DETERMINERS.contains(&t.w.as_str()))
-            {
-                j += 1;
-            }
-            let pstart = j;
-            while j < toks.len() && !(j > pstart && ends_core(toks, j)) {
-                j += 1;
-            }
-            let part_words: Vec<String> = toks[pstart..j].iter().map(|t| t.w.clone()).collect();
-            let _ = owner;
+            self.core(&core, &mut p);
+            let part = noun_words(toks, i + 1);
+            let part_words: Vec<String> = toks[part.clone()].iter().map(|t| t.w.clone()).collect();
             p.part = (!part_words.is_empty()).then(|| part_words.join(" "));
-            self.post(toks, j, &mut p);
+            self.post(toks, part.end, &mut p);
             return p;
         }
         // "the handle of the mug", "the bigger of the two bowls"
@@ -317,25 +317,15 @@ impl PhraseReader<'_> {
                 return out;
             }
             // "a bag of chips": the whole is the name
-            let mut j = i + 1;
-            while toks
-                .get(j)
-                .is_some_and(|t| DETERMINERS.contains(&t.w.as_str()))
-            {
-                j += 1;
-            }
-            let k0 = j;
-            while j < toks.len() && !(j > k0 && ends_core(toks, j)) {
-                j += 1;
-            }
-            if j > k0 {
+            let whole = noun_words(toks, i + 1);
+            if !whole.is_empty() {
                 core.push(Tok {
                     w: "of".into(),
                     raw: "of".into(),
                 });
-                core.extend_from_slice(&toks[k0..j]);
+                core.extend_from_slice(&toks[whole.clone()]);
             }
-            i = j;
+            i = whole.end;
         }
         self.core(&core, &mut p);
         // a part named with its owner after it: "the power button on the kettle"
@@ -362,7 +352,7 @@ impl PhraseReader<'_> {
 
     /// Splits the object's own words into ordinal, position, attributes, room, part and
     /// name.
-    fn core(&self, core: &[Tok], p: &mut Phrase) -> usize {
+    fn core(&self, core: &[Tok], p: &mut Phrase) {
         let mut names: Vec<String> = Vec::new();
         let mut k = 0;
         let n = core.len();
@@ -450,7 +440,6 @@ impl PhraseReader<'_> {
             }
         }
         p.obj.name = names.join(" ");
-        n
     }
 
     /// What follows the object's own words: relations, ordinals said after the noun,

@@ -174,13 +174,7 @@ fn subtask(s: &StepSpec, other: bool, notes: &mut Vec<String>) -> Result<Vec<Sub
             }
         }),
         Some(ActionKind::Unplug) => {
-            let from = s
-                .object
-                .relation
-                .as_ref()
-                .filter(|r| matches!(r.kind, RelationKind::In | RelationKind::On))
-                .and_then(|r| r.anchor.as_ref())
-                .map_or_else(|| "socket".to_owned(), |a| a.name.clone());
+            let from = held_by(&s.object).map_or_else(|| "socket".to_owned(), |a| a.name.clone());
             Some(format!(
                 "pull the {} out of the {from}",
                 s.part
@@ -188,18 +182,10 @@ fn subtask(s: &StepSpec, other: bool, notes: &mut Vec<String>) -> Result<Vec<Sub
                     .map_or_else(|| whole.clone(), |p| format!("{} {p}", s.object.name))
             ))
         }
-        Some(ActionKind::PullOut) => Some(
-            match s
-                .object
-                .relation
-                .as_ref()
-                .filter(|r| matches!(r.kind, RelationKind::In | RelationKind::On))
-                .and_then(|r| r.anchor.as_ref())
-            {
-                Some(a) => format!("pull the {whole} out of the {}", a.name),
-                None => format!("pull the {whole} out"),
-            },
-        ),
+        Some(ActionKind::PullOut) => Some(match held_by(&s.object) {
+            Some(a) => format!("pull the {whole} out of the {}", a.name),
+            None => format!("pull the {whole} out"),
+        }),
         Some(ActionKind::Type | ActionKind::Dial) | None => None,
     };
     if st.action.is_none()
@@ -221,6 +207,14 @@ fn subtask(s: &StepSpec, other: bool, notes: &mut Vec<String>) -> Result<Vec<Sub
         });
     }
     Ok(vec![st])
+}
+
+/// What the object is in or on ("the thumbtack on the board"): what it is pulled out of.
+fn held_by(o: &ObjectRef) -> Option<&ObjectRef> {
+    o.relation
+        .as_ref()
+        .filter(|r| matches!(r.kind, RelationKind::In | RelationKind::On))
+        .and_then(|r| r.anchor.as_ref())
 }
 
 /// The object as a phrase the drive splits into a query and one relation: "other",
