@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use asp_config::LoadedConfig;
-use asp_config::sections::perception::MappingConfig;
+use asp_config::sections::perception::{MappingConfig, SurveyLooks};
 use asp_core::robot::{ArmMotion, BaseNavigation, CancellationToken, FrameSource, TerminalStatus};
 use asp_core::{
-    FailureKind, FrameId, Object, ObjectId, ObjectKey, ObjectMap, PointCloud, Pose2D, Real,
+    FailureKind, FrameId, Object, ObjectId, ObjectKey, ObjectMap, Point3, PointCloud, Pose2D, Real,
     Transform,
 };
 use asp_perception::{MapBuilder, ObjectRegistry, ObjectRetriever, PerceptionModels, Retrieval};
@@ -34,8 +34,46 @@ struct MapState {
     built: bool,
     /// Looks so far, builds and re-detections (picks the next mapping arm pose).
     looks: usize,
-    /// The mapping arm poses (indices) whose keyframes are in the current map.
+    /// The mapping arm poses (indices) whose keyframes are in the current map, taken
+    /// from where the base stood at `seen_from`.
     seen_poses: std::collections::BTreeSet<usize>,
+    seen_from: Option<Pose2D>,
+}
+
+/// How far the base moves before the mapping poses count as unseen again: from a new
+/// place, the same arm pose sees other things.
+const LOOK_AGAIN_AFTER_M: Real = 0.25;
+const LOOK_AGAIN_AFTER_RAD: Real = 0.26;
+
+/// Which of the objects re-found at `found` (centroids) is the one the map had at
+/// `previous`, and how far it moved: the nearest within `max_shift` that is not nearer to
+/// one of its `twins` (where the map has the other objects of its query: of two eggs a
+/// hand's width apart, the other egg is not this one). Without a previous position, the
+/// first.
+fn associate(
+    previous: Option<Point3>,
+    twins: &[Point3],
+    max_shift: Real,
+    found: &[Point3],
+) -> Option<(usize, Real)> {
+    let Some(p) = previous else {
+        return (!found.is_empty()).then_some((0, 0.0));
+    };
+    found
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (i, (c - p).norm(), c))
+        .filter(|(_, shift, c)| {
+            *shift <= max_shift && twins.iter().all(|t| (*c - t).norm() >= *shift)
+        })
+        .map(|(i, shift, _)| (i, shift))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// The absolute difference of two headings, in [0, π].
+fn angle_between(a: Real, b: Real) -> Real {
+    let d = (a - b).rem_euclid(std::f32::consts::TAU);
+    d.min(std::f32::consts::TAU - d)
 }
 
 /// The object map service.
@@ -108,6 +146,7 @@ impl MapService {
                 built: false,
                 looks: 0,
                 seen_poses: std::collections::BTreeSet::new(),
+                seen_from: None,
             }),
         })
     }
@@ -182,8 +221,8 @@ impl MapService {
         // each rebuild looks from the next pose: after a failure, another viewpoint
         let pose = self.next_look(st);
         st.seen_poses.clear();
-        self.take_pose(pose.map(|i| self.mapping.arm_poses[i].as_str()), &cancel)
-            .await;
+        st.seen_from = None;
+        let mut arm_at = None;
         for (i, stop) in stops.iter().enumerate() {
             if let Some(pose) = stop {
                 let nav = self.base.navigate_to(*pose, &cancel).await;
@@ -196,10 +235,23 @@ impl MapService {
                     );
                 }
             }
-            self.capture_keyframes(st).await?;
+            for look in self.looks_at_stop(pose, stop.is_some()) {
+                if look != arm_at {
+                    self.take_pose(look.map(|l| self.mapping.arm_poses[l].as_str()), &cancel)
+                        .await;
+                    arm_at = look;
+                }
+                self.capture_keyframes(st).await?;
+                if start.is_none() {
+                    st.seen_poses.extend(look);
+                }
+            }
         }
-        st.seen_poses.extend(pose);
+        if start.is_none() {
+            st.seen_from = self.base.base_pose().await.ok();
+        }
         if let Some(home) = start {
+            // nothing was seen from the start itself: looks there are all new
             let nav = self.base.navigate_to(home, &cancel).await;
             if nav.status != TerminalStatus::Succeeded {
                 warn!(
@@ -217,6 +269,19 @@ impl MapService {
         let n = self.mapping.arm_poses.len();
         st.looks += 1;
         (n > 0).then(|| (st.looks - 1) % n)
+    }
+
+    /// The arm poses (indices into `mapping.arm_poses`) to capture from at one stop of a
+    /// build whose look is `first`: every pose, starting with `first`, at a survey stop
+    /// with `survey_looks: all`; else `first` alone.
+    fn looks_at_stop(&self, first: Option<usize>, survey_stop: bool) -> Vec<Option<usize>> {
+        let n = self.mapping.arm_poses.len();
+        match first {
+            Some(f) if survey_stop && self.mapping.survey_looks == SurveyLooks::All => {
+                (0..n).map(|k| Some((f + k) % n)).collect()
+            }
+            _ => vec![first],
+        }
     }
 
     /// Adds a keyframe of every mapping camera, from where the robot is now.
@@ -241,6 +306,19 @@ impl MapService {
     /// Looks from the mapping poses this map has not seen yet (from where the base is),
     /// adding their keyframes; `false` when there was none left.
     async fn look_around(&self, st: &mut MapState) -> Result<bool, ServiceError> {
+        // poses seen from elsewhere are new from here
+        let here = self.base.base_pose().await.ok();
+        let moved = match (st.seen_from, here) {
+            (Some(a), Some(b)) => {
+                a.distance_to(&b) > LOOK_AGAIN_AFTER_M
+                    || angle_between(a.theta, b.theta) > LOOK_AGAIN_AFTER_RAD
+            }
+            _ => true,
+        };
+        if moved {
+            st.seen_poses.clear();
+            st.seen_from = here;
+        }
         let unseen: Vec<usize> = (0..self.mapping.arm_poses.len())
             .filter(|i| !st.seen_poses.contains(i))
             .collect();
@@ -491,7 +569,7 @@ impl ObjectMapPort for MapService {
         key: &ObjectKey,
         camera: &str,
     ) -> Result<Option<RelocalizedObject>, ServiceError> {
-        let (previous, query) = {
+        let (previous, query, twins) = {
             let st = self.state.lock().await;
             let (o, _) = Self::lookup(&st, key)?;
             let query = st
@@ -499,7 +577,14 @@ impl ObjectMapPort for MapService {
                 .get(key)
                 .cloned()
                 .unwrap_or_else(|| key.as_str().replace('_', " "));
-            (o.point_cloud.clone(), query)
+            // where the map has the other objects this query found
+            let twins: Vec<_> = st
+                .queries
+                .iter()
+                .filter(|(k, q)| *k != key && **q == query)
+                .filter_map(|(k, _)| Self::lookup(&st, k).ok()?.0.point_cloud.centroid())
+                .collect();
+            (o.point_cloud.clone(), query, twins)
         };
         let look = {
             let mut st = self.state.lock().await;
@@ -526,21 +611,26 @@ impl ObjectMapPort for MapService {
             .retrieve(local.map(), &mut registry, &query)
             .await
             .map_err(perception_error)?;
-        let old_centroid = previous.centroid();
-        let best = found
+        let seen: Vec<(&Object, Point3, f32)> = found
             .candidates
             .iter()
             .filter(|c| c.confirmed)
             .filter_map(|c| {
                 let o = local.map().get(c.id)?;
-                let centroid = o.point_cloud.centroid()?;
-                let shift = old_centroid.map_or(0.0, |p| (centroid - p).norm());
-                Some((shift, c.similarity, o))
+                Some((o, o.point_cloud.centroid()?, c.similarity))
             })
-            .min_by(|a, b| a.0.total_cmp(&b.0));
-        let Some((shift, score, object)) = best else {
+            .collect();
+        let centroids: Vec<Point3> = seen.iter().map(|s| s.1).collect();
+        let max_shift = self
+            .cfg
+            .config
+            .object_map_node
+            .retrieval
+            .relocalize_max_shift;
+        let Some((i, shift)) = associate(previous.centroid(), &twins, max_shift, &centroids) else {
             return Ok(None);
         };
+        let (object, _, score) = seen[i];
         let relocalized = RelocalizedObject {
             key: key.clone(),
             cloud: object.point_cloud.clone(),
@@ -579,5 +669,44 @@ impl ObjectMapPort for MapService {
             }
         }
         MapSnapshot { map, keys }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(x: Real, y: Real) -> Point3 {
+        Point3::new(x, y, 0.5)
+    }
+
+    #[test]
+    fn a_refound_object_is_the_nearest_within_reach_that_is_not_its_twin() {
+        let egg = Some(p(6.24, 2.84));
+        let other_egg = [p(5.92, 2.84)];
+        // the drift moved the view 5 cm: the egg seen there is it
+        assert_eq!(
+            associate(egg, &other_egg, 0.25, &[p(5.95, 2.85), p(6.20, 2.87)]).map(|a| a.0),
+            Some(1)
+        );
+        // only the other egg is in view, 0.26 m off: it is not this egg (too far)
+        assert_eq!(associate(egg, &other_egg, 0.3, &[p(5.98, 2.85)]), None);
+        // within reach, but nearer the other egg's place than this one's: not it
+        assert_eq!(associate(egg, &other_egg, 0.5, &[p(6.05, 2.84)]), None);
+        // with no twin the same view is accepted
+        assert_eq!(
+            associate(egg, &[], 0.5, &[p(6.05, 2.84)]).map(|a| a.0),
+            Some(0)
+        );
+        assert_eq!(associate(None, &[], 0.25, &[p(1.0, 1.0)]), Some((0, 0.0)));
+        assert_eq!(associate(egg, &[], 0.25, &[]), None);
+    }
+
+    #[test]
+    fn headings_differ_by_the_short_way_round() {
+        let pi = std::f32::consts::PI;
+        assert!((angle_between(0.1, -0.1) - 0.2).abs() < 1e-6);
+        assert!((angle_between(pi - 0.1, -pi + 0.1) - 0.2).abs() < 1e-5);
+        assert!((angle_between(0.0, pi) - pi).abs() < 1e-6);
     }
 }

@@ -265,6 +265,13 @@ pub struct RetrievalConfig {
     /// longer loses an object or accepts a wrong one. Odd; 1 asks once. Default 3.
     #[garde(range(min = 1, max = 9), custom(odd))]
     pub confirm_votes: usize,
+    /// Re-detection from a new place (`go_to`'s arrival, a look before a skill) accepts
+    /// an object found at most this far (metres) from where the map had it, and only
+    /// when it is nearer to it than to any other object the same query found: a twin a
+    /// hand's width away is not the object. Default 0.25 (a few drives' localisation
+    /// drift).
+    #[garde(range(min = 0.0, max = 5.0))]
+    pub relocalize_max_shift: f32,
 }
 
 fn odd(v: &usize, _: &()) -> garde::Result {
@@ -284,6 +291,7 @@ impl Default for RetrievalConfig {
             crops_per_candidate: 2,
             confirm_with_vlm: true,
             confirm_votes: 3,
+            relocalize_max_shift: 0.25,
         }
     }
 }
@@ -531,6 +539,12 @@ pub struct MappingConfig {
     /// Default `[home, look, look_left, look_right]`.
     #[garde(inner(length(min = 1)))]
     pub arm_poses: Vec<String>,
+    /// The arm poses taken at each survey stop: `all` of them (a building survey looks
+    /// around at every stop, so an object at the edge of one view is in another's), or
+    /// `one`, the build's pose only. Without a survey a build always takes one.
+    /// Default `all`.
+    #[garde(skip)]
+    pub survey_looks: SurveyLooks,
     /// Build the map when the node starts; off: on the first retrieval. Default on.
     #[garde(skip)]
     pub build_on_start: bool,
@@ -544,9 +558,20 @@ impl Default for MappingConfig {
             arm_poses: ["home", "look", "look_left", "look_right"]
                 .map(String::from)
                 .to_vec(),
+            survey_looks: SurveyLooks::All,
             build_on_start: true,
         }
     }
+}
+
+/// The arm poses a map build takes at each survey stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SurveyLooks {
+    /// Every pose of `mapping.arm_poses`, starting with the build's.
+    All,
+    /// The build's pose only (each rebuild takes the next).
+    One,
 }
 
 fn finite_poses(v: &[[f32; 3]], _: &()) -> garde::Result {
