@@ -297,18 +297,29 @@ impl Offline<'_, '_> {
         if let Some(base) = phrase.strip_prefix("other ") {
             let taken = self.resolved.get(base).cloned();
             let query = parse_object_phrase(base).query;
-            let key = self
+            let mut other = self
                 .retrieve(&query)
                 .await?
                 .into_iter()
-                .find(|k| Some(k) != taken.as_ref())
-                .ok_or_else(|| StepError::Failed {
-                    message: format!(
-                        "no other {query:?} than {}",
-                        taken.map_or_else(|| "the first".to_owned(), |k| k.to_string())
-                    ),
-                    retryable: false,
-                })?;
+                .find(|k| Some(k) != taken.as_ref());
+            // the map may have missed it or a look misjudged it: look again once
+            if other.is_none() && self.looked_again.insert(phrase.to_owned()) {
+                self.rt.look_again(&format!(
+                    "{phrase:?} needs a second {query:?}, but only one was found"
+                ));
+                other = self
+                    .retrieve(&query)
+                    .await?
+                    .into_iter()
+                    .find(|k| Some(k) != taken.as_ref());
+            }
+            let key = other.ok_or_else(|| StepError::Failed {
+                message: format!(
+                    "no other {query:?} than {}",
+                    taken.map_or_else(|| "the first".to_owned(), |k| k.to_string())
+                ),
+                retryable: false,
+            })?;
             self.resolved.insert(phrase.to_owned(), key.clone());
             return Ok(key);
         }

@@ -642,9 +642,8 @@ impl ToolBackend for TableWorld {
         let mut inner = self.lock();
         inner.remaps += 1;
         inner.hidden.clear();
-        // the held object keeps its key; the others get new keys when retrieved again
-        let held = inner.held;
-        inner.keys.retain(|i, _| Some(*i) == held);
+        // as the map service does, keys stay with their objects (it finds each where it
+        // was, or where the robot put it); nothing here moves unseen, so all stay
         Ok(())
     }
 }

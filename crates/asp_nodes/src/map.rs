@@ -3,14 +3,14 @@
 
 use std::sync::Arc;
 
-use asp_core::{FailureKind, ObjectKey};
+use asp_core::{FailureKind, ObjectKey, Point3};
 use asp_perception::Retrieval;
 use asp_ros::msg::asp_interfaces::{
     Failure, GetObject, GetObjectMap, GetObjectMapRequest, GetObjectMapResponse, GetObjectRequest,
-    GetObjectResponse, ObjectMapSummary, RebuildMap, RebuildMapRequest, RebuildMapResponse,
-    Relocalize, RelocalizeRequest, RelocalizeResponse, RetrieveObjects, RetrieveObjectsRequest,
-    RetrieveObjectsResponse, SpatialQuery as SpatialQuerySrv, SpatialQueryRequest,
-    SpatialQueryResponse,
+    GetObjectResponse, ObjectMapSummary, ObjectMoved, ObjectMovedRequest, ObjectMovedResponse,
+    RebuildMap, RebuildMapRequest, RebuildMapResponse, Relocalize, RelocalizeRequest,
+    RelocalizeResponse, RetrieveObjects, RetrieveObjectsRequest, RetrieveObjectsResponse,
+    SpatialQuery as SpatialQuerySrv, SpatialQueryRequest, SpatialQueryResponse,
 };
 use asp_ros::msg::builtin_interfaces::Time;
 use asp_ros::msg::std_msgs::Header;
@@ -305,6 +305,39 @@ pub fn serve_object_map(
         },
     )?);
 
+    let (p, s) = (port.clone(), summary.clone());
+    servers.push(node.serve::<ObjectMoved, _, _>(
+        names::OBJECT_MOVED_SERVICE,
+        move |req: ObjectMovedRequest| {
+            let (p, s) = (p.clone(), s.clone());
+            async move {
+                let out = async {
+                    let k = key(&req.key)?;
+                    let to = Point3::new(req.x, req.y, req.z);
+                    if !(to.x.is_finite() && to.y.is_finite() && to.z.is_finite()) {
+                        return Err(ServiceError::new(
+                            FailureKind::InvalidArgument,
+                            format!("object_moved: the position of {k} is not finite: {to:?}"),
+                        ));
+                    }
+                    p.moved(&k, to).await
+                }
+                .await;
+                s.publish().await;
+                match out {
+                    Ok(()) => ObjectMovedResponse {
+                        success: true,
+                        failure: Failure::default(),
+                    },
+                    Err(e) => ObjectMovedResponse {
+                        success: false,
+                        failure: failure_of(&e),
+                    },
+                }
+            }
+        },
+    )?);
+
     let (p, s) = (port, summary.clone());
     servers.push(node.serve::<Relocalize, _, _>(
         names::RELOCALIZE_SERVICE,
@@ -353,6 +386,7 @@ pub struct ObjectMapClient {
     snapshot: Client<GetObjectMap>,
     rebuild: Client<RebuildMap>,
     relocalize: Client<Relocalize>,
+    moved: Client<ObjectMoved>,
     with_crops: bool,
 }
 
@@ -374,6 +408,7 @@ impl ObjectMapClient {
             snapshot: node.client(names::SNAPSHOT_SERVICE)?,
             rebuild: node.client(names::REBUILD_SERVICE)?,
             relocalize: node.client(names::RELOCALIZE_SERVICE)?,
+            moved: node.client(names::OBJECT_MOVED_SERVICE)?,
             with_crops: true,
         })
     }
@@ -452,6 +487,23 @@ impl ObjectMapPort for ObjectMapClient {
                 .map(|k| key(k))
                 .collect::<Result<_, _>>()?,
         })
+    }
+
+    async fn moved(&self, key: &ObjectKey, to: Point3) -> Result<(), ServiceError> {
+        let r = self
+            .moved
+            .call(ObjectMovedRequest {
+                key: key.as_str().to_owned(),
+                x: to.x,
+                y: to.y,
+                z: to.z,
+            })
+            .await
+            .map_err(|e| transport_error(&e, names::OBJECT_MOVED_SERVICE))?;
+        match failed_response(r.success, &r.failure, "the moved object") {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     async fn relocalize(

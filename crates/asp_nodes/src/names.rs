@@ -19,6 +19,7 @@ pub const GET_OBJECT_SERVICE: &str = "/asp/object_map/get_object";
 pub const SNAPSHOT_SERVICE: &str = "/asp/object_map/snapshot";
 pub const REBUILD_SERVICE: &str = "/asp/object_map/rebuild";
 pub const RELOCALIZE_SERVICE: &str = "/asp/object_map/relocalize";
+pub const OBJECT_MOVED_SERVICE: &str = "/asp/object_map/object_moved";
 /// object_map_node: what the map holds (latched).
 pub const OBJECT_MAP_TOPIC: &str = "/asp/object_map";
 

@@ -36,6 +36,7 @@ pub fn failed_reply(request: &SkillRequest, e: &ServiceError) -> SkillReply {
             outcome: None,
             stats: Default::default(),
             attempts: Vec::new(),
+            placed_at: None,
         },
     }
 }

@@ -109,6 +109,9 @@ impl ObjectMapPort for OneMug {
     ) -> Result<Option<RelocalizedObject>, ServiceError> {
         Ok(None)
     }
+    async fn moved(&self, _: &ObjectKey, _: asp_core::Point3) -> Result<(), ServiceError> {
+        Ok(())
+    }
     async fn snapshot(&self) -> MapSnapshot {
         MapSnapshot {
             map: asp_core::ObjectMap::new(FrameId::map()),
@@ -161,6 +164,7 @@ impl SkillPort for EndlessSkill {
                 outcome: None,
                 stats: Default::default(),
                 attempts: vec![],
+                placed_at: None,
             },
         }
     }

@@ -16,7 +16,8 @@ use serde::{Deserialize, Serialize};
 use crate::PerceptionError;
 
 /// The agent's names for map objects: a stable mapping key ↔ [`ObjectId`]. The agent
-/// session owns one; it is cleared when the map is rebuilt (ids change then).
+/// session owns one; when the map is rebuilt (ids change then) its keys are forgotten,
+/// and the map service gives them back to the objects it finds where they were.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ObjectRegistry {
     by_key: BTreeMap<ObjectKey, ObjectId>,
@@ -96,9 +97,17 @@ impl ObjectRegistry {
         }
     }
 
-    /// Forgets every key (after a rebuild); counters restart.
+    /// Forgets every key; counters restart.
     pub fn clear(&mut self) {
         *self = Self::default();
+    }
+
+    /// Forgets every key (the map was rebuilt, ids changed) but keeps counting: a new
+    /// object never takes a key an earlier one had, so an old key cannot silently name
+    /// another object.
+    pub fn forget_keys(&mut self) {
+        self.by_key.clear();
+        self.by_id.clear();
     }
 
     /// Drops keys whose object is no longer in `map` (merged away); returns them.

@@ -208,6 +208,7 @@ impl SkillExecutor {
             outcome: None,
             stats: ExecStats::default(),
             attempts: Vec::new(),
+            placed_at: None,
         };
         let result = self.run_inner(&req, cancel, &mut report).await;
         let now = self.act.counts();
@@ -413,6 +414,9 @@ impl SkillExecutor {
             }));
         }
         let after_contact = after.contact;
+        let placed_at = matches!(req.skill, Skill::Place | Skill::Drop)
+            .then(|| after.object_cloud.as_ref().and_then(|c| c.centroid()))
+            .flatten();
         let outcome_req = self.outcome_request(req, &token, before, after);
         let outcome = self.verifier.outcome(&outcome_req).await.map_err(|e| {
             Stop::new(
@@ -439,6 +443,7 @@ impl SkillExecutor {
                     "{} on {} done; the verifier confirms: \"{}\" yes",
                     req.skill, req.object, verdict.question
                 );
+                report.placed_at = placed_at.map(|p| [p.x, p.y, p.z]);
                 Ok(success)
             }
             Outcome::NotSucceeded(verdict) => {

@@ -1,6 +1,8 @@
 //! What the executor is asked, and what it answers.
 
-use asp_core::{Affordance, Failure, FailureKind, ObjectKey, PointCloud, Skill, State, ToolOutput};
+use asp_core::{
+    Affordance, Failure, FailureKind, ObjectKey, PointCloud, Real, Skill, State, ToolOutput,
+};
 use asp_verify::{CommitVerdict, GroundingSummary, OutcomeVerdict, Relation, StepSuccess, Verb};
 use serde::{Deserialize, Serialize};
 
@@ -152,6 +154,10 @@ pub struct SkillReport {
     pub outcome: Option<OutcomeVerdict>,
     pub stats: ExecStats,
     pub attempts: Vec<AttemptLog>,
+    /// After a confirmed place or drop: where the fresh view saw the placed object (the
+    /// centroid of its points on or in the target, map frame), so the map can follow it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placed_at: Option<[Real; 3]>,
 }
 
 /// The executor's answer. Only [`SkillResult::Succeeded`] reports success, and it can

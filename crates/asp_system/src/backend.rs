@@ -398,7 +398,15 @@ impl GraphBackend {
         ctx: &ToolContext,
     ) -> ToolResult<ActionReport> {
         let skill = req.skill;
+        let put_down = req.held.as_ref().map(|h| h.key.clone());
         let reply = self.skills.execute(req.clone(), &ctx.cancel).await;
+        // the map follows what the robot put down, so its key still names it later
+        if reply.succeeded
+            && let (Some(key), Some([x, y, z])) = (put_down, reply.report.placed_at)
+            && let Err(e) = self.map.moved(&key, asp_core::Point3::new(x, y, z)).await
+        {
+            tracing::warn!(key = %key, "the map did not take the placed object's new place: {e}");
+        }
         self.journal.push(JournalEntry::Skill {
             call_index: ctx.call_index,
             request: Box::new(req),

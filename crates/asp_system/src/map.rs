@@ -2,7 +2,7 @@
 //! the robot's cameras, `object_retrieval` with VLM confirmation, the spatial tools, and
 //! re-detection from where the robot stands.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use asp_config::LoadedConfig;
@@ -44,6 +44,49 @@ struct MapState {
 /// place, the same arm pose sees other things.
 const LOOK_AGAIN_AFTER_M: Real = 0.25;
 const LOOK_AGAIN_AFTER_RAD: Real = 0.26;
+
+/// A keyed object as the map knew it before a rebuild.
+struct KnownObject {
+    key: ObjectKey,
+    query: Option<String>,
+    centroid: Point3,
+    features: Vec<f32>,
+}
+
+/// Which new objects (id, centroid, features) the `before` objects are: pairs within
+/// `max_shift` whose features agree (cosine at least `min_similarity`), nearest pairs
+/// first, each object used once. Returns (index into `before`, new id).
+fn reassociate(
+    before: &[KnownObject],
+    now: &[(ObjectId, Point3, &[f32])],
+    max_shift: Real,
+    min_similarity: f32,
+) -> Vec<(usize, ObjectId)> {
+    let mut pairs: Vec<(Real, usize, usize)> = Vec::new();
+    for (i, b) in before.iter().enumerate() {
+        for (j, (_, c, f)) in now.iter().enumerate() {
+            let shift = (c - b.centroid).norm();
+            if shift <= max_shift
+                && asp_core::map::cosine_similarity(&b.features, f) >= min_similarity
+            {
+                pairs.push((shift, i, j));
+            }
+        }
+    }
+    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (mut used_before, mut used_now) = (BTreeSet::new(), BTreeSet::new());
+    let mut out = Vec::new();
+    for (_, i, j) in pairs {
+        if used_before.insert(i) {
+            if used_now.insert(j) {
+                out.push((i, now[j].0));
+            } else {
+                used_before.remove(&i);
+            }
+        }
+    }
+    out
+}
 
 /// Which of the objects re-found at `found` (centroids) is the one the map had at
 /// `previous`, and how far it moved: the nearest within `max_shift` that is not nearer to
@@ -544,7 +587,28 @@ impl ObjectMapPort for MapService {
             },
             None => None,
         };
-        st.registry.clear();
+        // where every other key's object was last seen (or put down)
+        let mut before: Vec<KnownObject> = Vec::new();
+        let keys: BTreeSet<ObjectKey> = st
+            .registry
+            .entries()
+            .map(|(k, _)| k.clone())
+            .chain(st.pinned.keys().cloned())
+            .filter(|k| Some(k) != keep)
+            .collect();
+        for k in keys {
+            if let Ok((o, _)) = Self::lookup(&st, &k)
+                && let Some(centroid) = o.point_cloud.centroid()
+            {
+                before.push(KnownObject {
+                    query: st.queries.get(&k).cloned(),
+                    key: k,
+                    centroid,
+                    features: o.features.clone(),
+                });
+            }
+        }
+        st.registry.forget_keys();
         st.queries.clear();
         st.pinned.clear();
         self.build(&mut st).await?;
@@ -556,12 +620,57 @@ impl ObjectMapPort for MapService {
             st.pinned.insert(k.clone(), o);
             kept_keys.push(k);
         }
-        info!(objects = st.builder.map().len(), "map rebuilt");
+        // keys follow their objects: each goes to the new object found where it was
+        let cfg = &self.cfg.config.object_map_node;
+        let now: Vec<(ObjectId, Point3, &[f32])> = st
+            .builder
+            .map()
+            .objects
+            .iter()
+            .filter_map(|o| Some((o.id, o.point_cloud.centroid()?, o.features.as_slice())))
+            .collect();
+        let matches = reassociate(
+            &before,
+            &now,
+            cfg.retrieval.relocalize_max_shift,
+            cfg.merge.feature_similarity,
+        );
+        for (i, id) in matches {
+            let old = &before[i];
+            st.registry.insert(old.key.clone(), id);
+            if let Some(q) = &old.query {
+                st.queries.insert(old.key.clone(), q.clone());
+            }
+            kept_keys.push(old.key.clone());
+        }
+        info!(
+            objects = st.builder.map().len(),
+            kept = kept_keys.len(),
+            of = before.len(),
+            "map rebuilt"
+        );
         Ok(MapSummary {
             objects: st.builder.map().len(),
             keyframes: st.builder.keyframes(),
             kept_keys,
         })
+    }
+
+    async fn moved(&self, key: &ObjectKey, to: Point3) -> Result<(), ServiceError> {
+        let mut st = self.state.lock().await;
+        let (o, _) = Self::lookup(&st, key)?;
+        let mut o = o.clone();
+        if let Some(c) = o.point_cloud.centroid() {
+            let frame = o.point_cloud.frame.clone();
+            let shift = asp_core::Isometry3::translation(to.x - c.x, to.y - c.y, to.z - c.z);
+            o.point_cloud = o
+                .point_cloud
+                .transformed(&Transform::new(frame.clone(), frame, shift))
+                .map_err(|e| ServiceError::new(FailureKind::Internal, e.to_string()))?;
+        }
+        info!(key = %key, x = to.x, y = to.y, z = to.z, "object moved");
+        st.pinned.insert(key.clone(), o);
+        Ok(())
     }
 
     async fn relocalize(
@@ -700,6 +809,40 @@ mod tests {
         );
         assert_eq!(associate(None, &[], 0.25, &[p(1.0, 1.0)]), Some((0, 0.0)));
         assert_eq!(associate(egg, &[], 0.25, &[]), None);
+    }
+
+    #[test]
+    fn keys_go_to_the_nearest_new_object_that_looks_the_same() {
+        let known = |key: &str, at: Point3, f: [f32; 2]| KnownObject {
+            key: ObjectKey::new(key).unwrap(),
+            query: None,
+            centroid: at,
+            features: f.to_vec(),
+        };
+        let apple = [1.0, 0.0];
+        let bowl = [0.0, 1.0];
+        let before = [
+            known("apple_0", p(1.0, 1.0), apple),
+            known("apple_1", p(1.35, 1.0), apple),
+            known("bowl_0", p(2.0, 1.0), bowl),
+        ];
+        let now = [
+            // the second apple, drifted 4 cm; the first apple is gone (eaten)
+            (ObjectId(7), p(1.39, 1.0), &apple[..]),
+            // something else where the bowl was: not the bowl
+            (ObjectId(8), p(2.0, 1.02), &apple[..]),
+        ];
+        let got = reassociate(&before, &now, 0.25, 0.75);
+        assert_eq!(got, vec![(1, ObjectId(7))]);
+        // two candidates for one key: the nearer wins, the other stays free
+        let now = [
+            (ObjectId(1), p(1.2, 1.0), &apple[..]),
+            (ObjectId(2), p(1.05, 1.0), &apple[..]),
+        ];
+        assert_eq!(
+            reassociate(&before[..1], &now, 0.25, 0.75),
+            vec![(0, ObjectId(2))]
+        );
     }
 
     #[test]

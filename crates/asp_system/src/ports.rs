@@ -8,7 +8,9 @@
 
 use asp_affordance::AffordanceReport;
 use asp_core::robot::CancellationToken;
-use asp_core::{Failure, FailureKind, Object, ObjectKey, ObjectMap, PointCloud, Pose2D, Skill};
+use asp_core::{
+    Failure, FailureKind, Object, ObjectKey, ObjectMap, Point3, PointCloud, Pose2D, Skill,
+};
 use asp_nav::Selection;
 use asp_perception::Retrieval;
 use asp_skills::{SkillReport, SkillRequest};
@@ -131,9 +133,13 @@ pub trait ObjectMapPort: Send + Sync {
     async fn retrieve(&self, query: &str) -> Result<Retrieval, ServiceError>;
     async fn spatial(&self, query: &SpatialQuery) -> Result<SpatialAnswer, ServiceError>;
     async fn object(&self, key: &ObjectKey) -> Result<MapObject, ServiceError>;
-    /// Rebuilds the map from the robot's cameras (SPEC §1.7). Every key is forgotten but
-    /// `keep` (the held object), whose object stays as it was last seen.
+    /// Rebuilds the map from the robot's cameras (SPEC §1.7). `keep` (the held object)
+    /// stays as it was last seen; every other key goes to the new object found where its
+    /// object was (and agrees with its features), or is forgotten.
     async fn rebuild(&self, keep: Option<&ObjectKey>) -> Result<MapSummary, ServiceError>;
+    /// The robot put `key` down with its centroid at `to` (map frame), as a fresh view
+    /// saw it after a confirmed place: the map keeps it there until it is seen again.
+    async fn moved(&self, key: &ObjectKey, to: Point3) -> Result<(), ServiceError>;
     /// Takes the next mapping arm pose, builds a local map from `camera`'s frame, finds
     /// `key` again with its query (the match nearest its old cloud) and replaces its
     /// cloud and crops: a fresh look at one object. `Ok(None)`: not found.

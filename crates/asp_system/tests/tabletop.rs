@@ -91,6 +91,28 @@ async fn apple_goes_into_the_bowl() {
         assert!(r.report.commit.as_ref().is_some_and(|c| c.accepted));
         assert!(r.report.outcome.as_ref().is_some_and(|o| o.succeeded()));
     }
+    // the map followed the apple into the bowl: after a rebuild its key names the
+    // apple there, and a new apple query finds it under that key
+    use asp_system::ObjectMapPort;
+    let drop = skills.last().unwrap();
+    let [x, y, z] = drop.report.placed_at.expect("a confirmed drop says where");
+    let apple_key = report
+        .final_state
+        .inventory
+        .iter()
+        .find(|k| k.as_str().contains("apple"));
+    let apple_key = apple_key.expect("the apple's key").clone();
+    let summary = system.map.rebuild(None).await.unwrap();
+    assert!(summary.kept_keys.contains(&apple_key), "{summary:?}");
+    let found = system.map.retrieve("apple").await.unwrap();
+    assert!(found.keys.contains(&apple_key), "{found:?}");
+    let seen = system.map.object(&apple_key).await.unwrap();
+    let c = seen.object.point_cloud.centroid().unwrap();
+    let d = (c - asp_core::Point3::new(x, y, z)).norm();
+    assert!(
+        d < 0.05,
+        "the apple's key names an object {d:.3} m from where it was put"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

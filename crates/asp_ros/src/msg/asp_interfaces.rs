@@ -204,6 +204,18 @@ crate::ros_message! {
         pub relocalized_json: String,
     }
 
+    pub struct ObjectMovedRequest in asp_interfaces / srv as "ObjectMoved_Request" {
+        pub key: String,
+        pub x: f32,
+        pub y: f32,
+        pub z: f32,
+    }
+
+    pub struct ObjectMovedResponse in asp_interfaces / srv as "ObjectMoved_Response" {
+        pub success: bool,
+        pub failure: Failure,
+    }
+
     pub struct CommitSkillRequest in asp_interfaces / srv as "CommitSkill_Request" {
         pub skill: String,
         pub object: String,
@@ -320,6 +332,10 @@ crate::ros_service! {
     pub struct Relocalize in asp_interfaces { RelocalizeRequest, RelocalizeResponse }
 }
 crate::ros_service! {
+    /// `asp_interfaces/srv/ObjectMoved`: the robot put an object somewhere else.
+    pub struct ObjectMoved in asp_interfaces { ObjectMovedRequest, ObjectMovedResponse }
+}
+crate::ros_service! {
     /// `asp_interfaces/srv/CommitSkill`: the verifier's commit gate.
     pub struct CommitSkill in asp_interfaces { CommitSkillRequest, CommitSkillResponse }
 }
@@ -412,6 +428,8 @@ crate::msg::register!(
     RebuildMapResponse,
     RelocalizeRequest,
     RelocalizeResponse,
+    ObjectMovedRequest,
+    ObjectMovedResponse,
     CommitSkillRequest,
     CommitSkillResponse,
     CheckOutcomeRequest,
