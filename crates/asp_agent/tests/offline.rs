@@ -291,7 +291,7 @@ async fn lost_objects_are_found_again_after_a_remap_and_retries_are_capped() {
     assert_eq!(w.remaps(), 3, "rebuilt before each new retrieval");
     // each retry retrieved the board from the new map, which gave it its key back
     let calls = w.calls();
-    for (i, c) in calls.iter().enumerate().filter(|(_, c)| *c == "remap()") {
+    for (i, _) in calls.iter().enumerate().filter(|(_, c)| *c == "remap()") {
         assert_eq!(calls[i + 1], "object_retrieval(cork board)", "{calls:?}");
     }
     assert!(
