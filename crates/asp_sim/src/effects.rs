@@ -410,12 +410,14 @@ pub enum Event {
     },
 }
 
-/// Advances the world by one small tool motion from `from` to `to` (map frame).
+/// Advances the world by one small tool motion from `from` to `to` (map frame), the
+/// fingers `opening` metres apart.
 pub fn step_tool(
     world: &mut World,
     grip: &mut Option<Grip>,
     from: &Isometry3,
     to: &Isometry3,
+    opening: Real,
     params: &EffectParams,
 ) -> Vec<Event> {
     let mut events = Vec::new();
@@ -479,7 +481,12 @@ pub fn step_tool(
             let _ = object;
         }
         None => {
-            hook_and_push(world, &tip, &delta, params, &mut events);
+            let fingers = Fingers {
+                closing: to.rotation * Vector3::y(),
+                approach: to.rotation * Vector3::z(),
+                opening,
+            };
+            hook_and_push(world, &tip, &delta, &fingers, params, &mut events);
         }
     }
     press_buttons(world, &tip, &mut events);
@@ -532,12 +539,32 @@ fn drive_link(
     q
 }
 
-/// A free tip (no grip) hooks handles it moves away from their panel and pushes links it
-/// presses into.
+/// The free gripper's fingers, map frame.
+struct Fingers {
+    /// The direction the fingers close along (tool y).
+    closing: Vector3,
+    /// The direction the gripper points (tool z).
+    approach: Vector3,
+    /// Gap between the fingers, metres.
+    opening: Real,
+}
+
+impl Fingers {
+    /// Whether a handle `thickness` wide across the fingers passes between them as the
+    /// tool moves by `delta`: open fingers around a bar slide off it along the tool's
+    /// own axis (backing off after letting go) without catching it.
+    fn slide_off(&self, thickness: Real, delta: &Vector3) -> bool {
+        self.opening > thickness && delta.dot(&self.approach).abs() >= 0.9 * delta.norm()
+    }
+}
+
+/// A free tip (no grip) hooks handles it moves away from their panel, unless open
+/// fingers slide off them, and pushes links it presses into.
 fn hook_and_push(
     world: &mut World,
     tcp: &Point3,
     delta: &Vector3,
+    fingers: &Fingers,
     params: &EffectParams,
     events: &mut Vec<Event>,
 ) {
@@ -580,6 +607,12 @@ fn hook_and_push(
                     continue;
                 }
                 let local = local_aabb_of_part(o, pi, li);
+                let closing_local = frame.inverse_transform_vector(&fingers.closing);
+                let size = local.maxs - local.mins;
+                let thickness = size.dot(&closing_local.abs());
+                if fingers.slide_off(thickness, delta) {
+                    continue;
+                }
                 let grown = local.loosened(params.hook_margin);
                 let outer = local
                     .vertices()

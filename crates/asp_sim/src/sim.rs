@@ -613,6 +613,7 @@ impl SimRobot {
                     &mut st.robot.grip,
                     &from,
                     &to,
+                    st.robot.opening,
                     &self.settings.effects,
                 );
                 st.events.extend(events);
@@ -1087,6 +1088,7 @@ impl BaseNavigation for SimRobot {
                         &mut st.robot.grip,
                         &from,
                         &to,
+                        st.robot.opening,
                         &self.settings.effects,
                     );
                     st.events.extend(events);

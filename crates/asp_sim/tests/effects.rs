@@ -141,8 +141,19 @@ fn forward(x: f32, y: f32, z: f32) -> Isometry3 {
     )
 }
 
-/// Moves the tool in small steps, applying effects; returns the events.
+/// Moves the tool in small steps, the fingers closed, applying effects; returns the events.
 fn glide(w: &mut World, grip: &mut Option<Grip>, from: &Isometry3, to: &Isometry3) -> Vec<Event> {
+    glide_open(w, grip, from, to, 0.0)
+}
+
+/// Moves the tool in small steps, the fingers `opening` apart, applying effects.
+fn glide_open(
+    w: &mut World,
+    grip: &mut Option<Grip>,
+    from: &Isometry3,
+    to: &Isometry3,
+    opening: f32,
+) -> Vec<Event> {
     let n = 100;
     let mut events = Vec::new();
     let mut prev = *from;
@@ -152,7 +163,14 @@ fn glide(w: &mut World, grip: &mut Option<Grip>, from: &Isometry3, to: &Isometry
             Translation3::from(from.translation.vector.lerp(&to.translation.vector, t)),
             from.rotation.slerp(&to.rotation, t),
         );
-        events.extend(step_tool(w, grip, &prev, &next, &EffectParams::default()));
+        events.extend(step_tool(
+            w,
+            grip,
+            &prev,
+            &next,
+            opening,
+            &EffectParams::default(),
+        ));
         prev = next;
     }
     events
@@ -453,7 +471,14 @@ fn a_gripped_door_handle_swings_the_door_about_its_hinge() {
         let rot_a = UnitQuaternion::from_euler_angles(0.0, 0.0, -a);
         let p = hinge + rot_a * arm;
         let next = Isometry3::from_parts(Translation3::from(p.coords), rot_a * rot);
-        step_tool(&mut w, &mut grip, &prev, &next, &EffectParams::default());
+        step_tool(
+            &mut w,
+            &mut grip,
+            &prev,
+            &next,
+            0.0,
+            &EffectParams::default(),
+        );
         prev = next;
     }
     let q = w.objects[cab].links[0].position;
@@ -467,6 +492,58 @@ fn a_gripped_door_handle_swings_the_door_about_its_hinge() {
         }
         .eval(&w, &view(&grip))
     );
+}
+
+/// Let go of a door handle at the end of an arc: open fingers around the bar slide off it
+/// as the tool backs off along its own axis, and the door stays where the arc left it; a
+/// closed fingertip behind the same bar hooks it and drags the door further open.
+#[test]
+fn open_fingers_back_off_a_door_handle_without_dragging_it() {
+    let arc_end = |w: &mut World| {
+        let cab = w.index_of("cabinet").unwrap();
+        let rot = UnitQuaternion::from_euler_angles(std::f32::consts::FRAC_PI_2, 0.0, 0.0)
+            * UnitQuaternion::from_euler_angles(0.0, 0.0, std::f32::consts::FRAC_PI_2);
+        let tool = Isometry3::from_parts(Translation3::new(1.26, 0.262, 0.55), rot);
+        let r = close_gripper(
+            w,
+            &tool,
+            0.085,
+            0.0,
+            &fingers(),
+            &EffectParams::default(),
+            &mut effect_rng(0),
+        );
+        let mut grip = r.grip;
+        let hinge = Point3::new(1.8, 0.2, 0.55);
+        let arm = Vector3::new(1.26 - 1.8, 0.262 - 0.2, 0.0);
+        let mut prev = tool;
+        for k in 1..=40 {
+            let a = 0.4 * k as f32 / 40.0;
+            let rot_a = UnitQuaternion::from_euler_angles(0.0, 0.0, -a);
+            let next = Isometry3::from_parts(
+                Translation3::from((hinge + rot_a * arm).coords),
+                rot_a * rot,
+            );
+            step_tool(w, &mut grip, &prev, &next, 0.0, &EffectParams::default());
+            prev = next;
+        }
+        (cab, prev)
+    };
+    for (opening, drags) in [(0.085, false), (0.0, true)] {
+        let mut w = world();
+        let (cab, at) = arc_end(&mut w);
+        let before = w.objects[cab].links[0].position;
+        assert!((before - 0.4).abs() < 0.02, "{before}");
+        // let go, then back off 5 cm along the tool's -z
+        let back = at * Translation3::new(0.0, 0.0, -0.05);
+        glide_open(&mut w, &mut None, &at, &back, opening);
+        let after = w.objects[cab].links[0].position;
+        assert_eq!(
+            after - before > 0.02,
+            drags,
+            "fingers {opening} m apart: door {before} -> {after} rad"
+        );
+    }
 }
 
 #[test]

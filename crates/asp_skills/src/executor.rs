@@ -945,9 +945,10 @@ impl SkillExecutor {
 
     /// Moves the tool `distance` back along its approach axis (its −z) from where it
     /// is now, in a straight line, contact with the target allowed; where that does not
-    /// plan (an arm at the edge of its reach after an arc), a third of it, which still
-    /// takes the fingers off the part. `Ok(Err(why))` when neither plans or both would
-    /// leave the workspace; a stop (cancel, e-stop) ends the skill.
+    /// plan (an arm at the edge of its reach after an arc), a third and then a quarter
+    /// of it, which still take the fingertips off a handle: an open hand left around a
+    /// handle would drag its door with the next arm motion. `Ok(Err(why))` when none
+    /// plans or all would leave the workspace; a stop (cancel, e-stop) ends the skill.
     async fn retreat(
         &self,
         req: &SkillRequest,
@@ -959,7 +960,7 @@ impl SkillExecutor {
     ) -> Result<Result<(), String>, Stop> {
         let map = FrameId::new(self.frames.map.as_str());
         let mut why = String::new();
-        for d in [distance, distance / 3.0] {
+        for d in [distance, distance / 3.0, distance / 4.0] {
             // from where the arm is now: a line that failed while executing (a stall)
             // may have moved it part of the way
             let now = match self.act.tool_pose(&map).await {

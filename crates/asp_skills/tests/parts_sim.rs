@@ -258,3 +258,35 @@ async fn an_arc_that_stops_early_backs_off_from_where_it_stopped() {
     let home = sim.move_to_named("home", &CancellationToken::new()).await;
     assert!(home.code.is_success(), "{home:?}");
 }
+
+/// At the edge of its reach the arm cannot back off the whole approach distance, nor a
+/// third of it: a quarter still takes the open fingers off the handle, so the next arm
+/// motion (home, or a mapping pose) does not hook the handle and drag the door further
+/// than the verifier measured.
+#[tokio::test]
+async fn a_short_back_off_leaves_the_handle_so_the_next_motion_does_not_drag_the_door() {
+    use asp_core::robot::{ArmMotion, MoveItErrorCode};
+    let (sim, _) = scenario("mobile/open_cabinet.yaml");
+    drive_in_front_of_the_cabinet(&sim).await;
+    let cfg = config();
+    let estop = EStop::new();
+    // goals: pre-grasp, approach, arc 1-3, arc 4 (refused), back off 10 cm and 3.3 cm
+    // (refused), back off 2.5 cm
+    let arm = FailNthGoal::new(&sim, 6, MoveItErrorCode::NoIkSolution).and_goals(&[7, 8]);
+    let ex = executor_with_arm(&sim, std::sync::Arc::new(arm), &cfg, &estop);
+    let r = ex
+        .execute(open_the_door(&sim), &CancellationToken::new())
+        .await;
+    let log = r.report().attempts.last().unwrap();
+    let i_release = log.completed.iter().position(|s| s == "release").unwrap();
+    assert_eq!(log.completed[i_release + 1], "back off", "{log:#?}");
+    let measured = door_angle(&sim);
+    let home = sim.move_to_named("home", &CancellationToken::new()).await;
+    assert!(home.code.is_success(), "{home:?}");
+    let after = door_angle(&sim);
+    // not dragged open; the arm may brush the door on its way home, no more
+    assert!(
+        after - measured < 0.02 && measured - after < 0.05,
+        "the door moved from {measured} to {after} rad as the arm went home"
+    );
+}

@@ -127,12 +127,13 @@ pub fn robot_state(sim: &SimRobot) -> (Vec<f64>, [f32; 3]) {
     (q, [t.x, t.y, t.theta])
 }
 
-/// The simulator's arm, except that its `n`-th pose goal ends with `code` without moving
-/// (what a real controller answers when the arm is held back: the simulator has no
-/// contact forces). Every other goal goes to the simulator.
+/// The simulator's arm, except that its `n`-th pose goal (or each of `more`) ends with
+/// `code` without moving (what a real controller answers when the arm is held back: the
+/// simulator has no contact forces). Every other goal goes to the simulator.
 pub struct FailNthGoal {
     pub sim: SimRobot,
     pub n: u32,
+    pub more: Vec<u32>,
     pub code: asp_core::robot::MoveItErrorCode,
     pub seen: std::sync::atomic::AtomicU32,
 }
@@ -142,9 +143,16 @@ impl FailNthGoal {
         Self {
             sim: sim.clone(),
             n,
+            more: Vec::new(),
             code,
             seen: Default::default(),
         }
+    }
+
+    /// Also refuses the goals numbered in `more`.
+    pub fn and_goals(mut self, more: &[u32]) -> Self {
+        self.more = more.to_vec();
+        self
     }
 }
 
@@ -156,7 +164,7 @@ impl asp_core::robot::ArmMotion for FailNthGoal {
         cancel: &asp_core::robot::CancellationToken,
     ) -> asp_core::robot::MotionOutcome {
         let k = self.seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-        if k == self.n {
+        if k == self.n || self.more.contains(&k) {
             return asp_core::robot::MotionOutcome::failure(self.code, "held back");
         }
         self.sim.move_to_pose(goal, cancel).await
