@@ -595,44 +595,46 @@ fn pinch_pull_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillPla
         if hi - lo > ctx.grasp.open_width - 2.0 * ctx.grasp.clearance {
             continue;
         }
+        let mut steps = vec![
+            mv(
+                "pre-pinch",
+                shifted(&at, n * approach),
+                MotionKind::FreeSpace,
+                Contacts::None,
+                OnFail::NextAttempt,
+            ),
+            grip("open", cfg.grasp.open_width as Real, false),
+            mv(
+                "reach",
+                at,
+                MotionKind::Linear,
+                Contacts::Target,
+                OnFail::NextAttempt,
+            ),
+            grip("pinch", 0.0, true),
+        ];
+        // the pull in steps, ending at the last one the planner accepts: a plug comes
+        // free within a few centimetres, and the full pull's end pose may fold the arm
+        // into itself; a refused first step moved nothing and ends the skill
+        let mut pull_motion = pull_steps(&at, n, pull, cfg.articulation.pull_step as Real, "pull");
+        if let Some(Step::Move { on_fail, .. }) = pull_motion.first_mut() {
+            *on_fail = OnFail::Abort;
+        }
+        steps.extend(pull_motion);
+        // the pull already drew the part clear of its holder: the lift is a free-space
+        // motion (with the part attached), since a straight line from a pinch at a wall
+        // can cross a wrist singularity; where it cannot be planned the part stays where
+        // the pull left it, still removed
+        steps.push(mv(
+            "lift",
+            shifted(&at, n * pull + Vector3::z() * lift),
+            MotionKind::FreeSpace,
+            Contacts::Target,
+            OnFail::Ignore,
+        ));
         attempts.push(Attempt {
             label: format!("pinch with {name}"),
-            steps: vec![
-                mv(
-                    "pre-pinch",
-                    shifted(&at, n * approach),
-                    MotionKind::FreeSpace,
-                    Contacts::None,
-                    OnFail::NextAttempt,
-                ),
-                grip("open", cfg.grasp.open_width as Real, false),
-                mv(
-                    "reach",
-                    at,
-                    MotionKind::Linear,
-                    Contacts::Target,
-                    OnFail::NextAttempt,
-                ),
-                grip("pinch", 0.0, true),
-                mv(
-                    "pull",
-                    shifted(&at, n * pull),
-                    MotionKind::Linear,
-                    Contacts::Target,
-                    OnFail::Abort,
-                ),
-                // the pull already drew the part clear of its holder: the lift is a
-                // free-space motion (with the part attached), since a straight line
-                // from a pinch at a wall can cross a wrist singularity; where it cannot
-                // be planned the part stays where the pull left it, still removed
-                mv(
-                    "lift",
-                    shifted(&at, n * pull + Vector3::z() * lift),
-                    MotionKind::FreeSpace,
-                    Contacts::Target,
-                    OnFail::Ignore,
-                ),
-            ],
+            steps,
         });
     }
     if attempts.is_empty() {
