@@ -363,7 +363,7 @@ impl Offline<'_, '_> {
         let p = parse_object_phrase(phrase);
         let mut candidates = self.retrieve(&p.query).await?;
         for a in excluded {
-            let ruled_out = self.retrieve(&format!("{a} {}", p.query)).await?;
+            let ruled_out = self.retrieve_if_any(&format!("{a} {}", p.query)).await?;
             candidates.retain(|c| !ruled_out.contains(c));
         }
         let key = match (&p.relation, candidates.as_slice()) {
@@ -403,12 +403,45 @@ impl Offline<'_, '_> {
         Ok(key)
     }
 
+    /// The objects retrieval finds for `query`, best first. Nothing found may be the
+    /// map's miss or one look's misjudgement (each view errs on its own): look again
+    /// once per query before answering that nothing matched.
     async fn retrieve(&mut self, query: &str) -> Step<Vec<ObjectKey>> {
-        self.must(ToolRequest::ObjectRetrieval {
+        let req = ToolRequest::ObjectRetrieval {
             query: query.to_owned(),
-        })
-        .await?;
+        };
+        match self.must(req.clone()).await {
+            Err(StepError::Failed { .. })
+                if self.rt.nothing_matched && self.looked_again.insert(query.to_owned()) =>
+            {
+                self.rt.look_again(&format!(
+                    "nothing matched {query:?}: the map may have missed it or a look misjudged it"
+                ));
+                self.must(req).await?;
+            }
+            first => {
+                first?;
+            }
+        }
         Ok(self.rt.last_retrieval.clone())
+    }
+
+    /// The objects retrieval finds for `query`; none is an answer, not a failure (an
+    /// attribute ruled out that no candidate has).
+    async fn retrieve_if_any(&mut self, query: &str) -> Step<Vec<ObjectKey>> {
+        let out = self
+            .call(ToolRequest::ObjectRetrieval {
+                query: query.to_owned(),
+            })
+            .await?;
+        if out.output.success || self.rt.nothing_matched {
+            Ok(self.rt.last_retrieval.clone())
+        } else {
+            Err(StepError::Failed {
+                message: out.output.feedback_msg,
+                retryable: false,
+            })
+        }
     }
 
     async fn number(&mut self, req: ToolRequest) -> Step<f64> {

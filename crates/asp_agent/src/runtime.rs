@@ -110,6 +110,8 @@ pub(crate) struct GoalRuntime<'a> {
     pub backend_time: Duration,
     /// The keys the latest successful object_retrieval returned, best first.
     pub last_retrieval: Vec<ObjectKey>,
+    /// The latest object_retrieval ran and matched nothing (not a backend failure).
+    pub nothing_matched: bool,
 }
 
 impl<'a> GoalRuntime<'a> {
@@ -138,6 +140,7 @@ impl<'a> GoalRuntime<'a> {
             events: Vec::new(),
             backend_time: Duration::ZERO,
             last_retrieval: Vec::new(),
+            nothing_matched: false,
         }
     }
 
@@ -407,6 +410,7 @@ impl<'a> GoalRuntime<'a> {
                 let ctx = self.context(index, call_id);
                 let (r, cancelled) = self.guarded(backend.object_retrieval(&query, &ctx)).await;
                 self.last_retrieval.clear();
+                self.nothing_matched = matches!(&r, Ok(keys) if keys.is_empty());
                 let out = match r {
                     Ok(keys) if keys.is_empty() => ToolOutput::fail(
                         self.state.clone(),

@@ -455,6 +455,36 @@ async fn one_found_where_the_goal_compares_several_looks_again() {
 }
 
 #[tokio::test]
+async fn nothing_found_looks_again_once_before_failing() {
+    // one look missed the bowl: the agent rebuilds the map once and finds it
+    let w = world();
+    w.hide_until_remap("bowl");
+    let (agent, _) = offline_agent(w.clone(), settings());
+    let report = run(&agent, "put the egg in the bowl").await;
+    assert!(report.status.is_completed(), "{:#?}", trace(&report));
+    assert_eq!(w.remaps(), 1);
+    // what is not there is not found after the second look either: one remap, then the
+    // failure names the query
+    let w = world();
+    let (agent, _) = offline_agent(w.clone(), settings());
+    let r = run(&agent, "pick up the giraffe").await;
+    assert_eq!(error_code(&r), GoalErrorCode::SubtaskFailed);
+    assert!(
+        r.summary.contains("no object matching \"giraffe\""),
+        "{}",
+        r.summary
+    );
+    assert_eq!(w.remaps(), 1);
+    // an attribute ruled out that no candidate has leaves them all, without a remap
+    let w = world();
+    let (agent, _) = offline_agent(w.clone(), settings());
+    let r = run(&agent, "pick up a cup that is not purple").await;
+    assert!(r.status.is_completed(), "{}", r.summary);
+    assert!(w.held().is_some_and(|h| h.starts_with("cup_")));
+    assert_eq!(w.remaps(), 0);
+}
+
+#[tokio::test]
 async fn ruled_out_attributes_and_counted_positions_pick_the_object() {
     // "not the white one": the eggs retrieval also finds as white are left out
     let (w, r) = solve("grab an egg, not the white one").await;
