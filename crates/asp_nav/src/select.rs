@@ -36,6 +36,8 @@ pub enum Rejection {
     OutsideMap,
     /// The arm could not reach the part from there.
     OutOfReach,
+    /// The part is so near the arm's mount that the arm would fold into itself.
+    TooNear,
 }
 
 /// One candidate base pose.
@@ -84,7 +86,7 @@ pub enum SelectionError {
     #[error("the object's point cloud is empty")]
     EmptyObject,
     #[error(
-        "no valid base pose around the object at radii {radii:?} m: {collision} in collision, {unknown} on unknown cells, {outside} off the map, {reach} out of the arm's reach"
+        "no valid base pose around the object at radii {radii:?} m: {collision} in collision, {unknown} on unknown cells, {outside} off the map, {reach} out of the arm's reach, {near} too near the arm's mount"
     )]
     NoValidPose {
         radii: Vec<Real>,
@@ -92,6 +94,7 @@ pub enum SelectionError {
         unknown: usize,
         outside: usize,
         reach: usize,
+        near: usize,
     },
 }
 
@@ -189,7 +192,7 @@ impl PoseSelector {
             .and_then(Principal::of)
             .map_or(oc, |p| p.centroid);
         let disc = footprint_disc(input.grid.resolution, self.cfg.footprint_radius);
-        let mut counts = [0usize; 4];
+        let mut counts = [0usize; 5];
         let mut radii = Vec::new();
         let mut evaluated = 0;
         for r in self.radii() {
@@ -221,6 +224,7 @@ impl PoseSelector {
                     Some(Rejection::Unknown) => counts[1] += 1,
                     Some(Rejection::OutsideMap) => counts[2] += 1,
                     Some(Rejection::OutOfReach) => counts[3] += 1,
+                    Some(Rejection::TooNear) => counts[4] += 1,
                     None => {}
                 }
             }
@@ -242,6 +246,7 @@ impl PoseSelector {
             unknown: counts[1],
             outside: counts[2],
             reach: counts[3],
+            near: counts[4],
         })
     }
 
@@ -259,13 +264,15 @@ impl PoseSelector {
         let theta = (c[1] - p[1]).atan2(c[0] - p[0]);
         let pose = Pose2D::new(p[0], p[1], theta);
         let (footprint_cost, mut rejection) = self.footprint(input.grid, disc, p);
-        if rejection.is_none() && self.cfg.arm_reach > 0.0 {
+        if rejection.is_none() {
             let [ox, oy] = self.cfg.arm_offset;
             let (s, co) = theta.sin_cos();
             let mount = [p[0] + co * ox - s * oy, p[1] + s * ox + co * oy];
             let d = (reach_target.x - mount[0]).hypot(reach_target.y - mount[1]);
-            if d > self.cfg.arm_reach {
+            if self.cfg.arm_reach > 0.0 && d > self.cfg.arm_reach {
                 rejection = Some(Rejection::OutOfReach);
+            } else if d < self.cfg.arm_min_reach {
+                rejection = Some(Rejection::TooNear);
             }
         }
         let affordance_distance = p_aff.map_or(0.0, |a| (p[0] - a[0]).hypot(p[1] - a[1]));
@@ -418,6 +425,45 @@ mod tests {
             .unwrap();
         assert_eq!(none.chosen.pose, near.chosen.pose);
         assert!(none.affordance_direction.is_none());
+    }
+
+    #[test]
+    fn a_part_that_sticks_out_towards_the_robot_is_not_worked_at_from_too_near() {
+        let g = room();
+        // an open door's handle bar 0.55 m out from the cabinet's centre, towards -y
+        let object = blob(Point3::new(3.0, 3.0, 0.5), 0.05);
+        let bar: Vec<Point3> = (0..20)
+            .map(|k| Point3::new(3.0, 2.45, 0.4 + k as Real * 0.01))
+            .collect();
+        let input = SelectionInput {
+            grid: &g,
+            object: &object,
+            affordance: Some(&bar),
+            robot: Pose2D::new(3.0, 1.0, 0.0),
+        };
+        let mount_to_bar = |p: &Pose2D| {
+            let (s, c) = p.theta.sin_cos();
+            (3.0 - (p.x + 0.17 * c)).hypot(2.45 - (p.y + 0.17 * s))
+        };
+        // without the check the pose at p_aff, 0.13 m from the bar, wins
+        let folded = PoseSelector::new(GoToConfig {
+            arm_min_reach: 0.0,
+            ..cfg()
+        })
+        .select(&input)
+        .unwrap();
+        assert!(
+            mount_to_bar(&folded.chosen.pose) < 0.3,
+            "{:?}",
+            folded.chosen
+        );
+        let s = PoseSelector::new(cfg()).select(&input).unwrap();
+        assert!(mount_to_bar(&s.chosen.pose) >= 0.3, "{:?}", s.chosen);
+        assert!(
+            s.candidates
+                .iter()
+                .any(|c| c.rejection == Some(Rejection::TooNear))
+        );
     }
 
     #[test]

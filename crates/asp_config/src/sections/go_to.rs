@@ -52,6 +52,11 @@ pub struct GoToConfig {
     /// Default 0.6.
     #[garde(range(min = 0.0, max = 5.0))]
     pub arm_reach: f32,
+    /// Smallest horizontal distance from the arm's mount to the affordance the arm
+    /// works at, metres: nearer, the arm folds into itself or the base (a door opened
+    /// towards the robot brings its handle that close). 0 disables the check. Default 0.3.
+    #[garde(range(min = 0.0, max = 5.0), custom(below_reach(self.arm_reach)))]
+    pub arm_min_reach: f32,
     /// Re-detect the object from the arrival frame (SPEC §1.6). Default on.
     #[garde(skip)]
     pub relocalize: bool,
@@ -76,6 +81,7 @@ impl Default for GoToConfig {
             unknown_is_lethal: true,
             arm_offset: [0.17, 0.0],
             arm_reach: 0.6,
+            arm_min_reach: 0.3,
             relocalize: true,
             relocalize_camera: "head".into(),
         }
@@ -87,6 +93,18 @@ fn finite_pair(v: &[f32; 2], _: &()) -> garde::Result {
         Ok(())
     } else {
         Err(garde::Error::new("both values must be finite metres"))
+    }
+}
+
+fn below_reach(reach: f32) -> impl FnOnce(&f32, &()) -> garde::Result {
+    move |v, _| {
+        if reach == 0.0 || *v < reach {
+            Ok(())
+        } else {
+            Err(garde::Error::new(format!(
+                "must be less than arm_reach ({reach})"
+            )))
+        }
     }
 }
 
