@@ -393,7 +393,10 @@ impl SkillExecutor {
             .is_some_and(|o| !o.enough(self.cfg.perception.min_seen_points));
         if hidden
             && run.holding
-            && matches!(req.skill, Skill::Grasp | Skill::GraspPart)
+            && matches!(
+                req.skill,
+                Skill::Grasp | Skill::GraspPart | Skill::PinchPull
+            )
             && !pose.is_empty()
         {
             let out = self.act.move_to_named(&token, pose, cancel).await;
