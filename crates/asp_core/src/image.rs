@@ -307,6 +307,59 @@ impl Mask {
         }
     }
 
+    /// The set pixel deepest inside the mask and its chessboard distance to the nearest
+    /// unset pixel or the image border (1 for a pixel on the mask's edge); `None` for an
+    /// empty mask. Ties go to the first in row order.
+    pub fn interior_point(&self) -> Option<(u32, u32, u32)> {
+        let (w, h) = (self.width() as usize, self.height() as usize);
+        // two-pass chessboard distance transform; outside the image counts as unset
+        let mut d = vec![0u32; w * h];
+        for y in 0..h {
+            for x in 0..w {
+                if !self.get(x as u32, y as u32) {
+                    continue;
+                }
+                let mut m = u32::MAX;
+                for (dx, dy) in [(-1i64, 0i64), (-1, -1), (0, -1), (1, -1)] {
+                    let (nx, ny) = (x as i64 + dx, y as i64 + dy);
+                    m = m.min(if nx < 0 || ny < 0 || nx >= w as i64 {
+                        0
+                    } else {
+                        d[ny as usize * w + nx as usize]
+                    });
+                }
+                d[y * w + x] = m + 1;
+            }
+        }
+        let mut best: Option<(u32, u32, u32)> = None;
+        for y in (0..h).rev() {
+            for x in (0..w).rev() {
+                if d[y * w + x] == 0 {
+                    continue;
+                }
+                let mut m = d[y * w + x] - 1;
+                for (dx, dy) in [(1i64, 0i64), (1, 1), (0, 1), (-1, 1)] {
+                    let (nx, ny) = (x as i64 + dx, y as i64 + dy);
+                    m = m.min(if nx < 0 || nx >= w as i64 || ny >= h as i64 {
+                        0
+                    } else {
+                        d[ny as usize * w + nx as usize]
+                    });
+                }
+                d[y * w + x] = m + 1;
+            }
+        }
+        for y in 0..h {
+            for x in 0..w {
+                let v = d[y * w + x];
+                if v > 0 && best.is_none_or(|b| v > b.2) {
+                    best = Some((x as u32, y as u32, v));
+                }
+            }
+        }
+        best
+    }
+
     /// Number of set pixels.
     pub fn area(&self) -> u64 {
         self.0.pixels().iter().filter(|&&b| b).count() as u64

@@ -56,6 +56,52 @@ impl Crop {
         }
     }
 
+    /// The crop as a model input about *its object*: models are told the object is the
+    /// one in the centre of the view, but a segment's padded box can have another
+    /// object in its centre (a table fragment around a bowl, an L-shaped segment). When
+    /// the segment covers less than half of the crop's central half, the view is cut
+    /// down to a window around the segment's deepest interior pixel, small enough that
+    /// its central half is the segment's own.
+    pub fn centred_observation(&self) -> Observation {
+        let full = self.observation();
+        let (w, h) = (self.mask.width(), self.mask.height());
+        if w < 4 || h < 4 || self.centre_coverage() >= 0.5 {
+            return full;
+        }
+        let Some((cx, cy, depth)) = self.mask.interior_point() else {
+            return full;
+        };
+        // a window of half-side `depth` around the interior point fits in the crop (the
+        // crop's border counts as outside), and its central half is all segment
+        let side = (2 * depth).max(Self::MIN_FOCUS_SIDE).min(w.min(h));
+        let x0 = cx.saturating_sub(side / 2).min(w - side);
+        let y0 = cy.saturating_sub(side / 2).min(h - side);
+        full.crop(&PixelRect {
+            x0,
+            y0,
+            x1: x0 + side,
+            y1: y0 + side,
+        })
+    }
+
+    /// The smallest window [`Self::centred_observation`] cuts, in pixels.
+    const MIN_FOCUS_SIDE: u32 = 24;
+
+    /// Share of the crop's central half (the middle half of each side) the segment covers.
+    pub fn centre_coverage(&self) -> f64 {
+        let (w, h) = (self.mask.width(), self.mask.height());
+        let (x0, x1, y0, y1) = (w / 4, w - w / 4, h / 4, h - h / 4);
+        let area = u64::from(x1 - x0) * u64::from(y1 - y0);
+        if area == 0 {
+            return 0.0;
+        }
+        let set = (y0..y1)
+            .flat_map(|y| (x0..x1).map(move |x| (x, y)))
+            .filter(|&(x, y)| self.mask.get(x, y))
+            .count();
+        set as f64 / area as f64
+    }
+
     /// Ranking score (SPEC §1.1 step 4): segment area, multiplied by `border_penalty`
     /// (in `[0, 1]`) when the segment touches the image border.
     pub fn score(&self, border_penalty: Real) -> Real {
@@ -234,6 +280,86 @@ mod tests {
             affordances: vec![],
         });
         id
+    }
+
+    /// A `w × h` crop whose segment is `inside(x, y)`; each pixel's red channel is its
+    /// column and green its row, so a sub-view tells where it was cut.
+    fn crop_of(w: u32, h: u32, inside: impl Fn(u32, u32) -> bool) -> Crop {
+        use crate::camera::CameraIntrinsics;
+        use crate::image::Image;
+        let mut mask = Mask::empty(w, h);
+        let mut rgb = Vec::new();
+        for y in 0..h {
+            for x in 0..w {
+                mask.set(x, y, inside(x, y));
+                rgb.push([x as u8, y as u8, 0]);
+            }
+        }
+        Crop {
+            rgb: Image::from_vec(w, h, rgb).expect("size"),
+            depth: Image::filled(w, h, 1.0),
+            mask,
+            source_rect: PixelRect {
+                x0: 0,
+                y0: 0,
+                x1: w,
+                y1: h,
+            },
+            intrinsics: CameraIntrinsics::from_hfov(w, h, 1.0),
+            camera_pose: Transform::identity("map"),
+            keyframe: 0,
+            segment_area: 0,
+            touches_border: false,
+            ground_truth: None,
+        }
+    }
+
+    #[test]
+    fn a_segment_that_fills_its_centre_is_shown_whole() {
+        let c = crop_of(80, 60, |x, y| (10..70).contains(&x) && (8..52).contains(&y));
+        assert!(c.centre_coverage() > 0.99);
+        assert_eq!(c.centred_observation(), c.observation());
+    }
+
+    /// A table fragment around a bowl: the padded box's centre is the hole, so the view
+    /// is cut down to a window on the fragment itself.
+    #[test]
+    fn a_segment_around_a_hole_is_shown_from_its_own_interior() {
+        let (w, h) = (120u32, 80u32);
+        let c = crop_of(w, h, |x, y| {
+            let (dx, dy) = (x as f64 - 60.0, y as f64 - 40.0);
+            (dx * dx + dy * dy).sqrt() > 30.0
+        });
+        assert!(c.centre_coverage() < 0.5, "{}", c.centre_coverage());
+        let v = c.centred_observation();
+        assert!(
+            v.width() < w && v.width() == v.height(),
+            "{}×{}",
+            v.width(),
+            v.height()
+        );
+        // every pixel of the window's central half belongs to the segment
+        let (s, x0, y0) = (v.width(), v.rgb.pixels()[0][0], v.rgb.pixels()[0][1]);
+        for y in s / 4..s - s / 4 {
+            for x in s / 4..s - s / 4 {
+                assert!(
+                    c.mask.get(u32::from(x0) + x, u32::from(y0) + y),
+                    "({x}, {y}) of the window at ({x0}, {y0})"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_interior_point_is_deepest_inside_the_mask() {
+        let c = crop_of(30, 20, |x, y| (2..12).contains(&x) && (3..13).contains(&y));
+        let (x, y, d) = c.mask.interior_point().expect("some");
+        assert_eq!(d, 5, "a 10×10 square is 5 deep at its centre");
+        assert!((6..=7).contains(&x) && (7..=8).contains(&y), "({x}, {y})");
+        assert_eq!(Mask::empty(4, 4).interior_point(), None);
+        // the image border counts as outside
+        let full = crop_of(5, 5, |_, _| true);
+        assert_eq!(full.mask.interior_point(), Some((2, 2, 3)));
     }
 
     #[test]

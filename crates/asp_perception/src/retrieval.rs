@@ -211,8 +211,10 @@ impl ObjectRetriever {
                         .into_iter()
                         .take(votes)
                     {
-                        let views: Vec<_> =
-                            set.iter().map(|&i| object.crops[i].observation()).collect();
+                        let views: Vec<_> = set
+                            .iter()
+                            .map(|&i| object.crops[i].centred_observation())
+                            .collect();
                         if vlm.confirm(query, &views).await? {
                             yes += 1;
                         } else {

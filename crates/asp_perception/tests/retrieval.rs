@@ -233,3 +233,101 @@ async fn a_wrong_answer_about_one_set_of_views_is_outvoted() {
         );
     }
 }
+
+/// A map of one object whose only crop has a bowl in its centre: the segment is either
+/// the table around the bowl (`ring`) or the whole crop.
+fn map_with_a_crop_around_a_bowl(text: &Arc<dyn TextEmbedder>, ring: bool) -> ObjectMap {
+    use asp_core::camera::CameraIntrinsics;
+    use asp_core::geometry::{Point3, PointCloud};
+    use asp_core::image::{Image, Mask, PixelRect};
+    use asp_core::map::{Crop, Object};
+    use asp_core::models::{GroundTruth, GtInstance};
+    let (w, h) = (96u32, 64u32);
+    let bowl = |x: u32, y: u32| {
+        let (dx, dy) = (x as f64 - 48.0, y as f64 - 32.0);
+        dx * dx + dy * dy < 20.0 * 20.0
+    };
+    let mut ids = Vec::new();
+    let mut rgb = Vec::new();
+    let mut mask = Mask::empty(w, h);
+    for y in 0..h {
+        for x in 0..w {
+            let b = bowl(x, y);
+            ids.push(if b { 2 } else { 1 });
+            rgb.push(if b { [30, 40, 200] } else { [150, 110, 60] });
+            mask.set(x, y, !ring || !b);
+        }
+    }
+    let instance = |id: u32, name: &str, description: &str| {
+        (
+            id,
+            GtInstance {
+                id,
+                name: name.into(),
+                description: description.into(),
+            },
+        )
+    };
+    let gt = GroundTruth {
+        instance_ids: Image::from_vec(w, h, ids).unwrap(),
+        part_ids: Image::filled(w, h, 0),
+        instances: [
+            instance(1, "table", "a wooden dining table"),
+            instance(2, "bowl", "a blue plastic bowl"),
+        ]
+        .into(),
+        parts: Default::default(),
+    };
+    let crop = Crop {
+        rgb: Image::from_vec(w, h, rgb).unwrap(),
+        depth: Image::filled(w, h, 1.0),
+        mask,
+        source_rect: PixelRect {
+            x0: 0,
+            y0: 0,
+            x1: w,
+            y1: h,
+        },
+        intrinsics: CameraIntrinsics::from_hfov(w, h, 1.0),
+        camera_pose: Transform::identity("map"),
+        keyframe: 0,
+        segment_area: u64::from(w * h),
+        touches_border: false,
+        ground_truth: Some(gt),
+    };
+    let mut map = ObjectMap::new("map");
+    let id = map.allocate_id();
+    map.objects.push(Object {
+        id,
+        point_cloud: PointCloud::new("map", vec![Point3::origin()]),
+        crops: vec![crop],
+        // the padded box's embedding looks like the bowl in its middle
+        features: text.embed_text("a blue bowl").unwrap(),
+        observations: 1,
+        affordances: vec![],
+    });
+    map
+}
+
+/// The VLM is told the object is the one in the centre of its view; a table fragment
+/// whose padded box has a bowl in the middle is shown from its own interior instead,
+/// so it is not taken for the bowl. A segment that holds the bowl still is.
+#[tokio::test]
+async fn a_segment_around_another_object_is_not_confirmed_as_that_object() {
+    let text: Arc<dyn TextEmbedder> = Arc::new(support::minilm());
+    let r = retriever(
+        &text,
+        PerceptionSimulationConfig::default(),
+        RetrievalConfig::default(),
+    );
+    for (ring, confirmed) in [(true, false), (false, true)] {
+        let map = map_with_a_crop_around_a_bowl(&text, ring);
+        let mut reg = ObjectRegistry::new();
+        let got = r.retrieve(&map, &mut reg, "bowl").await.unwrap();
+        assert_eq!(got.candidates.len(), 1);
+        assert_eq!(
+            got.candidates[0].confirmed, confirmed,
+            "ring {ring}: {got:?}"
+        );
+    }
+}
