@@ -213,6 +213,10 @@ pub enum AgentEvent {
         forgotten: Vec<ObjectKey>,
         reason: String,
     },
+    /// A choice no check can confirm: a phrase that singles one object out of several
+    /// ("the cup on the left") when only one was found, even after looking again. The
+    /// goal may still complete, but it is never reported verified.
+    Unconfirmed { goal_id: String, reason: String },
     GoalFinished {
         goal_id: String,
         status: GoalStatus,
@@ -266,6 +270,17 @@ impl GoalReport {
                 _ => None,
             })
             .flatten()
+            .collect()
+    }
+
+    /// The choices the goal rests on that no check could confirm, in order.
+    pub fn unconfirmed(&self) -> Vec<&str> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                AgentEvent::Unconfirmed { reason, .. } => Some(reason.as_str()),
+                _ => None,
+            })
             .collect()
     }
 

@@ -77,6 +77,8 @@ struct Offline<'r, 'a> {
     picked: Option<ObjectKey>,
     /// The subtask running is the plan's last.
     last: bool,
+    /// Choices no check could confirm, said in the summary.
+    unconfirmed: Vec<String>,
 }
 
 /// Runs the plan's subtasks in order.
@@ -89,6 +91,7 @@ pub(crate) async fn drive(rt: &mut GoalRuntime<'_>, plan: &Plan) -> DriveEnd {
         next_call: 0,
         picked: None,
         last: false,
+        unconfirmed: Vec::new(),
     };
     let max_retries = agent.rt.settings.max_retries_per_call;
     let mut done = Vec::new();
@@ -122,7 +125,11 @@ pub(crate) async fn drive(rt: &mut GoalRuntime<'_>, plan: &Plan) -> DriveEnd {
         }
         done.push(st.to_string());
     }
-    DriveEnd::Completed(summary(&done))
+    let mut said = summary(&done);
+    if !agent.unconfirmed.is_empty() {
+        said.push_str(&format!("; unconfirmed: {}", agent.unconfirmed.join("; ")));
+    }
+    DriveEnd::Completed(said)
 }
 
 fn summary(done: &[String]) -> String {
@@ -344,7 +351,19 @@ impl Offline<'_, '_> {
                     retryable: false,
                 });
             }
-            (_, [only]) => only.clone(),
+            (Some(_), [only]) => {
+                // it may be the one meant, or its twin, missed by every look
+                let why = format!(
+                    "{phrase:?} singles one out of several, but {only} was the only {:?} found: it may not be the one meant",
+                    p.query
+                );
+                if !self.unconfirmed.contains(&why) {
+                    self.rt.unconfirmed(why.clone());
+                    self.unconfirmed.push(why);
+                }
+                only.clone()
+            }
+            (None, [only]) => only.clone(),
             (None, [first, ..]) => first.clone(),
             (Some(rel), _) => self.choose(rel.clone(), candidates).await?,
         };

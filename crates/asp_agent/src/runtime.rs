@@ -560,6 +560,14 @@ impl<'a> GoalRuntime<'a> {
 
     /// Rebuilds the map (a fresh look, from the next mapping pose) before the next
     /// object_retrieval; every key but the held object's is forgotten now.
+    /// Records a choice no check can confirm (see [`AgentEvent::Unconfirmed`]).
+    pub(crate) fn unconfirmed(&mut self, reason: String) {
+        self.emit(AgentEvent::Unconfirmed {
+            goal_id: self.goal_id.clone(),
+            reason,
+        });
+    }
+
     pub(crate) fn look_again(&mut self, reason: &str) {
         let before = self.state.inventory.clone();
         self.state.clear_inventory();

@@ -108,6 +108,8 @@ struct Inner {
     cancelled_calls: u32,
     /// Objects retrieval does not find until the next remap (missed by the map).
     hidden: std::collections::HashSet<usize>,
+    /// Objects no look finds (a twin every view misjudges).
+    unseen: std::collections::HashSet<usize>,
 }
 
 /// The in-memory world. All methods take `&self`; state sits behind a mutex.
@@ -278,6 +280,14 @@ impl TableWorld {
         }
     }
 
+    /// Retrieval never finds `name`, however often the map is rebuilt.
+    pub fn hide_for_good(&self, name: &str) {
+        let mut inner = self.lock();
+        if let Some(i) = inner.objects.iter().position(|o| o.name == name) {
+            inner.unseen.insert(i);
+        }
+    }
+
     pub fn remaps(&self) -> u32 {
         self.lock().remaps
     }
@@ -388,7 +398,10 @@ impl ToolBackend for TableWorld {
             .enumerate()
             .filter(|(i, o)| {
                 let d = tokens(&o.description);
-                !inner.hidden.contains(i) && !q.is_empty() && q.iter().all(|w| d.contains(w))
+                !inner.hidden.contains(i)
+                    && !inner.unseen.contains(i)
+                    && !q.is_empty()
+                    && q.iter().all(|w| d.contains(w))
             })
             .map(|(i, _)| i)
             .take(self.top_k)

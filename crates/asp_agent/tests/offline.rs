@@ -455,6 +455,40 @@ async fn one_found_where_the_goal_compares_several_looks_again() {
 }
 
 #[tokio::test]
+async fn the_only_one_found_of_several_is_done_but_never_verified() {
+    // every look misses the left cup: the agent takes the one it found, and says that
+    // the choice is unconfirmed (a client must not read it as verified)
+    let w = world();
+    w.hide_for_good("cup_left");
+    let (agent, _) = offline_agent(w.clone(), settings());
+    let report = run(&agent, "pick up the cup on the left").await;
+    assert!(report.status.is_completed(), "{:#?}", trace(&report));
+    assert_eq!(w.held().as_deref(), Some("cup_right"));
+    assert_eq!(w.remaps(), 1);
+    let caveats = report.unconfirmed();
+    assert_eq!(caveats.len(), 1, "{caveats:?}");
+    assert!(
+        caveats[0].contains("the only \"cup\" found"),
+        "{}",
+        caveats[0]
+    );
+    assert!(
+        report.summary.contains("unconfirmed:"),
+        "{}",
+        report.summary
+    );
+    // found both: no caveat
+    let (agent, _) = offline_agent(world(), settings());
+    let report = run(&agent, "pick up the cup on the left").await;
+    assert!(report.status.is_completed(), "{}", report.summary);
+    assert!(
+        report.unconfirmed().is_empty(),
+        "{:?}",
+        report.unconfirmed()
+    );
+}
+
+#[tokio::test]
 async fn nothing_found_looks_again_once_before_failing() {
     // one look missed the bowl: the agent rebuilds the map once and finds it
     let w = world();

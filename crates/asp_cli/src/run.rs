@@ -106,6 +106,7 @@ impl EventSink for TracePrinter {
                 s
             }
             AgentEvent::Remap { phase, reason, .. } => format!("remap ({phase:?}): {reason}"),
+            AgentEvent::Unconfirmed { reason, .. } => format!("unconfirmed: {reason}"),
             AgentEvent::ModelOutputProblem {
                 problem, remedy, ..
             } => {
@@ -123,6 +124,10 @@ fn print_end(report: &GoalReport, verified: bool) {
     let mut out = std::io::stdout().lock();
     let status = match &report.status {
         GoalStatus::Completed if verified => "SUCCESS (verified)".to_owned(),
+        GoalStatus::Completed if !report.unconfirmed().is_empty() => format!(
+            "COMPLETED but not verified: {}",
+            report.unconfirmed().join("; ")
+        ),
         GoalStatus::Completed => "COMPLETED but not verified by an outcome check".to_owned(),
         GoalStatus::Failed { error } => format!("FAILED ({:?}): {}", error.code, error.message),
         GoalStatus::Cancelled => "CANCELLED".to_owned(),

@@ -889,6 +889,13 @@ pub fn render_html(view: &EpisodeView) -> Result<String, EvalError> {
                     esc(reason)
                 );
             }
+            AgentEvent::Unconfirmed { reason, .. } => {
+                let _ = write!(
+                    h,
+                    "<div class=\"detail\"><span class=\"badge bad\">unconfirmed</span> {}</div>",
+                    esc(reason)
+                );
+            }
             AgentEvent::GoalStarted { .. } | AgentEvent::GoalFinished { .. } => {}
         }
     }

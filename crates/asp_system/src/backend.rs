@@ -185,15 +185,17 @@ pub fn skill_verdicts(report: &SkillReport) -> Vec<Verdict> {
 
 /// Whether a goal ended in a success the verifier confirmed: the agent completed it, at
 /// least one skill's outcome was checked, the last outcome check passed, and no push
-/// pressed something else (a press cannot be undone: a wrong key stays typed). The
-/// agent's own word ("SUCCESS") is not enough: only the verifier declares a step
-/// succeeded.
+/// pressed something else (a press cannot be undone: a wrong key stays typed), and no
+/// choice the goal rests on was left unconfirmed (the only one found of "the cup on the
+/// left"). The agent's own word ("SUCCESS") is not enough: only the verifier declares a
+/// step succeeded.
 pub fn verified_success(report: &asp_agent::GoalReport) -> bool {
     let verdicts = report.verdicts();
     let outcomes = || verdicts.iter().filter(|v| v.stage == "outcome");
     matches!(report.status, asp_agent::GoalStatus::Completed)
         && outcomes().next_back().is_some_and(|v| v.passed)
         && !outcomes().any(|v| v.detail.contains(asp_verify::SIDE_EFFECT))
+        && report.unconfirmed().is_empty()
 }
 
 /// The verdict of an affordance grounding (the A-Harness commit rule).
