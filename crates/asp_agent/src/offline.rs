@@ -351,7 +351,7 @@ impl Offline<'_, '_> {
                     retryable: false,
                 });
             }
-            (Some(_), [only]) => {
+            (Some(rel), [only]) if rel.compares_candidates() => {
                 // it may be the one meant, or its twin, missed by every look
                 let why = format!(
                     "{phrase:?} singles one out of several, but {only} was the only {:?} found: it may not be the one meant",
@@ -363,7 +363,7 @@ impl Offline<'_, '_> {
                 }
                 only.clone()
             }
-            (None, [only]) => only.clone(),
+            (_, [only]) => only.clone(),
             (None, [first, ..]) => first.clone(),
             (Some(rel), _) => self.choose(rel.clone(), candidates).await?,
         };

@@ -163,6 +163,19 @@ pub enum Relation {
     },
 }
 
+impl Relation {
+    /// Whether the relation picks by comparing candidates with each other ("the cup on
+    /// the left", "the large ball", "the second egg"), so that one candidate alone cannot
+    /// show it is the one meant; a relation to another object ("the egg near the
+    /// tomato", "the thumbtack on the cork board") describes the one found as well.
+    pub fn compares_candidates(&self) -> bool {
+        !matches!(
+            self,
+            Relation::Near(_) | Relation::LeftOf(_) | Relation::RightOf(_) | Relation::Between(..)
+        )
+    }
+}
+
 /// The number an ordinal word counts ("second" → 2, "last" → -1).
 fn lookup_ordinal(word: &str) -> Option<i32> {
     super::understand::lexicon::ORDINALS
