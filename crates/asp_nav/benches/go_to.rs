@@ -60,6 +60,7 @@ fn main() {
                 object: obj.points(),
                 affordance: aff.as_ref().map(|a| a.points()),
                 robot,
+                sweep: None,
             };
             let mut times = Vec::with_capacity(REPS);
             let mut last = None;

@@ -13,7 +13,7 @@ use tracing::{Instrument, info, info_span, warn};
 
 use crate::codes::{nav_feedback, ours};
 use crate::relocalize::{Relocalized, Relocalizer};
-use crate::select::{PoseSelector, Selection, SelectionError, SelectionInput};
+use crate::select::{PartSweep, PoseSelector, Selection, SelectionError, SelectionInput};
 
 /// One go_to call.
 #[derive(Debug, Clone, PartialEq)]
@@ -127,11 +127,25 @@ impl GoTo {
             warn!("cannot read the base pose: {e}");
             fail(FailureKind::Internal, ours::COMMUNICATION).retryable()
         })?;
+        // plain "go near" (λ_aff = 0) uses nothing of the affordance
+        let sweep = req
+            .affordance
+            .as_ref()
+            .filter(|_| self.cfg.lambda_aff > 0.0)
+            .and_then(|a| {
+                PartSweep::for_skill(
+                    a.skill,
+                    a.point_cloud.points(),
+                    req.object_cloud.points(),
+                    &self.cfg.part_motion,
+                )
+            });
         Ok(self.selector.select(&SelectionInput {
             grid: &req.grid,
             object: req.object_cloud.points(),
             affordance: req.affordance.as_ref().map(|a| a.point_cloud.points()),
             robot,
+            sweep: sweep.as_ref(),
         }))
     }
 

@@ -17,10 +17,21 @@
 //!    ablation, `λ_aff = 0` or no affordance), then to the lower angle.
 //! 5. No valid candidate: r relaxes by `radius_step`, alternately inwards and outwards,
 //!    within `[min_radius, max_radius]`.
+//!
+//! When the affordance is a part to open (a door or drawer handle), its joint is
+//! estimated as the skill will estimate it and the part's motion joins the choice
+//! ([`PartSweep`]): a pose whose footprint the swinging leaf would hit is invalid, and
+//! the share of the handle's path outside `[arm_min_reach, arm_reach]` of the mount adds
+//! `part_motion.lambda_reach` × share to the cost. Without it, the pose nearest the
+//! affordance side stands where an opening door's handle ends up (inside the arm's
+//! folded reach, the leaf against the base).
 
 use asp_config::GoToConfig;
+use asp_config::sections::go_to::PartMotionConfig;
+use asp_core::Skill;
 use asp_core::grid::{OccupancyGrid, UNKNOWN};
 use asp_core::{Point3, Pose2D, Real, Vector3};
+use asp_skills::articulation::{JointEstimate, JointKind, estimate_joint};
 use asp_skills::geometry::{Principal, horizontal};
 use serde::{Deserialize, Serialize};
 
@@ -38,6 +49,112 @@ pub enum Rejection {
     OutOfReach,
     /// The part is so near the arm's mount that the arm would fold into itself.
     TooNear,
+    /// The part's leaf would swing into the base's footprint.
+    Swing,
+}
+
+/// Where an articulated part goes while a skill opens it, from its estimated joint.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PartSweep {
+    /// The handle's path, start to end, evenly spaced.
+    pub path: Vec<Point3>,
+    /// Points the moving leaf (a door from its hinge to past its handle, a drawer's
+    /// front) passes through.
+    pub swept: Vec<Point3>,
+}
+
+impl PartSweep {
+    const STEPS: usize = 8;
+
+    /// The sweep of opening `joint` by `door_angle` (revolute) or its own travel
+    /// (prismatic), the leaf reaching `leaf_margin` past the handle.
+    pub fn opening(joint: &JointEstimate, door_angle: Real, leaf_margin: Real) -> Self {
+        let h = joint.handle;
+        let steps = Self::STEPS;
+        match joint.kind {
+            JointKind::Revolute { origin, axis, .. } => {
+                let r0 = Vector3::new(h.x - origin.x, h.y - origin.y, 0.0);
+                let len = r0.norm();
+                if len < 1e-3 {
+                    return Self::default();
+                }
+                let mut path = Vec::with_capacity(steps + 1);
+                let mut swept = Vec::new();
+                let up = if axis.z >= 0.0 { 1.0 } else { -1.0 };
+                for i in 0..=steps {
+                    let a = up * door_angle * i as Real / steps as Real;
+                    let (sn, cs) = a.sin_cos();
+                    let r = Vector3::new(cs * r0.x - sn * r0.y, sn * r0.x + cs * r0.y, 0.0);
+                    path.push(Point3::new(origin.x + r.x, origin.y + r.y, h.z));
+                    let reach = (len + leaf_margin) / len;
+                    for k in 1..=6 {
+                        let f = reach * k as Real / 6.0;
+                        swept.push(Point3::new(origin.x + r.x * f, origin.y + r.y * f, h.z));
+                    }
+                }
+                Self { path, swept }
+            }
+            JointKind::Prismatic { axis, travel } => {
+                let path: Vec<Point3> = (0..=steps)
+                    .map(|i| h + axis * (travel * i as Real / steps as Real))
+                    .collect();
+                Self {
+                    swept: path.clone(),
+                    path,
+                }
+            }
+        }
+    }
+
+    /// The sweep of a part go_to drives to open (`Open`, `HookPull`), from the part's
+    /// and the object's points; `None` for other skills, with `part_motion` off, or when
+    /// the joint cannot be estimated (the skill will say so itself).
+    pub fn for_skill(
+        skill: Skill,
+        part: &[Point3],
+        object: &[Point3],
+        cfg: &PartMotionConfig,
+    ) -> Option<Self> {
+        if !cfg.enabled || !matches!(skill, Skill::Open | Skill::HookPull) {
+            return None;
+        }
+        let travel = cfg.drawer_travel as Real;
+        let joint = estimate_joint(
+            part,
+            object,
+            cfg.surface_radius as Real,
+            (1.0, travel, travel),
+        )?;
+        Some(Self::opening(
+            &joint,
+            cfg.door_angle as Real,
+            cfg.leaf_margin as Real,
+        ))
+    }
+
+    /// Share of the path whose horizontal distance from `mount` is outside
+    /// `[min, max]` (`max` 0: no upper bound).
+    pub fn out_of_reach(&self, mount: [Real; 2], min: Real, max: Real) -> Real {
+        if self.path.is_empty() {
+            return 0.0;
+        }
+        let out = self
+            .path
+            .iter()
+            .filter(|q| {
+                let d = (q.x - mount[0]).hypot(q.y - mount[1]);
+                d < min || (max > 0.0 && d > max)
+            })
+            .count();
+        out as Real / self.path.len() as Real
+    }
+
+    /// Whether the leaf passes within `radius` of `p` (the base's footprint).
+    pub fn hits(&self, p: [Real; 2], radius: Real) -> bool {
+        self.swept
+            .iter()
+            .any(|q| (q.x - p[0]).hypot(q.y - p[1]) < radius)
+    }
 }
 
 /// One candidate base pose.
@@ -49,7 +166,10 @@ pub struct Candidate {
     pub footprint_cost: Real,
     /// ‖p − p_aff‖, 0 without an affordance direction.
     pub affordance_distance: Real,
-    /// `footprint_cost + λ_aff · affordance_distance`.
+    /// Share of the part's path (when opening one) outside the arm's reach from here.
+    #[serde(default)]
+    pub path_out_of_reach: Real,
+    /// `footprint_cost + λ_aff · affordance_distance + λ_reach · path_out_of_reach`.
     pub cost: Real,
     /// Distance from the robot's current position.
     pub travel: Real,
@@ -86,7 +206,7 @@ pub enum SelectionError {
     #[error("the object's point cloud is empty")]
     EmptyObject,
     #[error(
-        "no valid base pose around the object at radii {radii:?} m: {collision} in collision, {unknown} on unknown cells, {outside} off the map, {reach} out of the arm's reach, {near} too near the arm's mount"
+        "no valid base pose around the object at radii {radii:?} m: {collision} in collision, {unknown} on unknown cells, {outside} off the map, {reach} out of the arm's reach, {near} too near the arm's mount, {swing} in the way of the part's swing"
     )]
     NoValidPose {
         radii: Vec<Real>,
@@ -95,6 +215,7 @@ pub enum SelectionError {
         outside: usize,
         reach: usize,
         near: usize,
+        swing: usize,
     },
 }
 
@@ -108,6 +229,8 @@ pub struct SelectionInput<'a> {
     pub affordance: Option<&'a [Point3]>,
     /// The robot's current pose.
     pub robot: Pose2D,
+    /// The part's motion, when go_to drives to open it.
+    pub sweep: Option<&'a PartSweep>,
 }
 
 /// go_to's pose selection with its settings.
@@ -192,7 +315,7 @@ impl PoseSelector {
             .and_then(Principal::of)
             .map_or(oc, |p| p.centroid);
         let disc = footprint_disc(input.grid.resolution, self.cfg.footprint_radius);
-        let mut counts = [0usize; 5];
+        let mut counts = [0usize; 6];
         let mut radii = Vec::new();
         let mut evaluated = 0;
         for r in self.radii() {
@@ -225,6 +348,7 @@ impl PoseSelector {
                     Some(Rejection::OutsideMap) => counts[2] += 1,
                     Some(Rejection::OutOfReach) => counts[3] += 1,
                     Some(Rejection::TooNear) => counts[4] += 1,
+                    Some(Rejection::Swing) => counts[5] += 1,
                     None => {}
                 }
             }
@@ -247,6 +371,7 @@ impl PoseSelector {
             outside: counts[2],
             reach: counts[3],
             near: counts[4],
+            swing: counts[5],
         })
     }
 
@@ -264,24 +389,35 @@ impl PoseSelector {
         let theta = (c[1] - p[1]).atan2(c[0] - p[0]);
         let pose = Pose2D::new(p[0], p[1], theta);
         let (footprint_cost, mut rejection) = self.footprint(input.grid, disc, p);
+        let [ox, oy] = self.cfg.arm_offset;
+        let (s, co) = theta.sin_cos();
+        let mount = [p[0] + co * ox - s * oy, p[1] + s * ox + co * oy];
         if rejection.is_none() {
-            let [ox, oy] = self.cfg.arm_offset;
-            let (s, co) = theta.sin_cos();
-            let mount = [p[0] + co * ox - s * oy, p[1] + s * ox + co * oy];
             let d = (reach_target.x - mount[0]).hypot(reach_target.y - mount[1]);
             if self.cfg.arm_reach > 0.0 && d > self.cfg.arm_reach {
                 rejection = Some(Rejection::OutOfReach);
             } else if d < self.cfg.arm_min_reach {
                 rejection = Some(Rejection::TooNear);
+            } else if input
+                .sweep
+                .is_some_and(|w| w.hits(p, self.cfg.footprint_radius))
+            {
+                rejection = Some(Rejection::Swing);
             }
         }
+        let sweep_out = input.sweep.map_or(0.0, |w| {
+            w.out_of_reach(mount, self.cfg.arm_min_reach, self.cfg.arm_reach)
+        });
         let affordance_distance = p_aff.map_or(0.0, |a| (p[0] - a[0]).hypot(p[1] - a[1]));
         Candidate {
             pose,
             radius: r,
             footprint_cost,
             affordance_distance,
-            cost: footprint_cost + self.cfg.lambda_aff * affordance_distance,
+            path_out_of_reach: sweep_out,
+            cost: footprint_cost
+                + self.cfg.lambda_aff * affordance_distance
+                + self.cfg.part_motion.lambda_reach * sweep_out,
             travel: (p[0] - input.robot.x).hypot(p[1] - input.robot.y),
             rejection,
         }
@@ -395,6 +531,7 @@ mod tests {
             object: &object,
             affordance: Some(&part),
             robot,
+            sweep: None,
         };
         let s = PoseSelector::new(cfg()).select(&input).unwrap();
         let n = s.affordance_direction.unwrap();
@@ -440,6 +577,7 @@ mod tests {
             object: &object,
             affordance: Some(&bar),
             robot: Pose2D::new(3.0, 1.0, 0.0),
+            sweep: None,
         };
         let mount_to_bar = |p: &Pose2D| {
             let (s, c) = p.theta.sin_cos();
@@ -487,6 +625,7 @@ mod tests {
                 object: &object,
                 affordance: None,
                 robot: Pose2D::new(0.5, 0.5, 0.0),
+                sweep: None,
             })
             .unwrap();
         // every radius up to 1.35 m puts the 0.4 m footprint on the ring; 1.45 m clears it
@@ -503,6 +642,7 @@ mod tests {
             object: &object,
             affordance: None,
             robot: Pose2D::new(0.5, 0.5, 0.0),
+            sweep: None,
         })
         .unwrap_err();
         match err {
@@ -526,6 +666,7 @@ mod tests {
             object: &object,
             affordance: None,
             robot: Pose2D::new(1.0, 3.0, 0.0),
+            sweep: None,
         };
         let s = PoseSelector::new(cfg()).select(&input).unwrap();
         // nearest to the robot, but not on unknown cells
@@ -577,5 +718,28 @@ mod tests {
         }
         let n = PoseSelector::affordance_direction(&object, &panel).unwrap();
         assert!(n.x > 0.99, "{n:?}");
+    }
+
+    #[test]
+    fn a_drawer_pulls_its_handle_towards_the_base_and_out_of_its_reach() {
+        let joint = JointEstimate {
+            kind: JointKind::Prismatic {
+                axis: Vector3::x(),
+                travel: 0.25,
+            },
+            front_normal: Vector3::x(),
+            handle: Point3::new(1.0, 0.0, 0.6),
+            reason: String::new(),
+        };
+        let sweep = PartSweep::opening(&joint, 1.2, 0.08);
+        assert_eq!(sweep.path.len(), PartSweep::STEPS + 1);
+        assert!((sweep.path.last().unwrap().x - 1.25).abs() < 1e-5);
+        // a mount 0.5 m in front of the closed drawer: the pulled handle comes within
+        // 0.3 m for the last part of the path
+        let out = sweep.out_of_reach([1.5, 0.0], 0.3, 0.6);
+        assert!(out > 0.1 && out < 0.5, "{out}");
+        assert_eq!(sweep.out_of_reach([1.8, 0.0], 0.3, 0.9), 0.0);
+        assert!(sweep.hits([1.5, 0.0], 0.4));
+        assert!(!sweep.hits([2.0, 0.0], 0.4));
     }
 }

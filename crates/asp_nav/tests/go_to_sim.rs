@@ -179,6 +179,54 @@ async fn go_to_stands_in_front_of_the_cabinet_handle_where_go_near_takes_the_hin
     assert!(angle_off_affordance(&near, &at_near) > 30.0, "{at_near:?}");
 }
 
+/// open_cabinet: the door swings towards the robot. Without its motion, go_to stands
+/// where the leaf sweeps and the handle's path ends inside the arm's folded reach; with
+/// it, the base stands clear of the leaf and keeps more of the handle's path in reach.
+#[tokio::test]
+async fn go_to_leaves_room_for_the_cabinet_door_to_swing() {
+    let start = Pose2D::new(3.5, 2.0, 0.0);
+    let choose = |motion: bool| async move {
+        let sim = sim_for("mobile/open_cabinet.yaml");
+        let nav = sim.navigate_to(start, &CancellationToken::new()).await;
+        assert_eq!(nav.status, TerminalStatus::Succeeded, "{nav:?}");
+        let mut cfg = go_to_config(1.0);
+        cfg.part_motion.enabled = motion;
+        let g = GoTo::new(Arc::new(sim.clone()), &cfg, EStop::new().listener(), None);
+        let req = request(&sim, "metal_cabinet", "cabinet door handle", Skill::Open);
+        let sweep = asp_nav::select::PartSweep::for_skill(
+            Skill::Open,
+            req.affordance.as_ref().unwrap().point_cloud.points(),
+            req.object_cloud.points(),
+            &go_to_config(1.0).part_motion,
+        )
+        .expect("the handle's joint is estimated");
+        let sel = g.choose(&req).await.unwrap().unwrap();
+        (sel.chosen, sweep, cfg)
+    };
+    let (with, sweep, cfg) = choose(true).await;
+    let (without, _, _) = choose(false).await;
+    // the estimated hinge swings the handle towards the room (+y), as the world's door
+    let (first, last) = (sweep.path[0], *sweep.path.last().unwrap());
+    assert!(last.y > first.y + 0.3, "{first:?} → {last:?}");
+    let p = |c: &asp_nav::select::Candidate| [c.pose.x, c.pose.y];
+    assert!(
+        sweep.hits(p(&without), cfg.footprint_radius),
+        "without the motion, the leaf sweeps the base: {:?}",
+        without.pose
+    );
+    assert!(
+        !sweep.hits(p(&with), cfg.footprint_radius),
+        "{:?}",
+        with.pose
+    );
+    assert!(
+        with.path_out_of_reach < 0.5,
+        "{} of the path out of reach from {:?}",
+        with.path_out_of_reach,
+        with.pose
+    );
+}
+
 /// Cancelling mid-way stops the base where it is; go_to reports the cancel, and the
 /// agent's tool output carries it.
 #[tokio::test]

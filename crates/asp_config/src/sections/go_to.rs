@@ -57,6 +57,9 @@ pub struct GoToConfig {
     /// towards the robot brings its handle that close). 0 disables the check. Default 0.3.
     #[garde(range(min = 0.0, max = 5.0), custom(below_reach(self.arm_reach)))]
     pub arm_min_reach: f32,
+    /// Room for an articulated part's motion (a door's swing, a drawer's pull).
+    #[garde(dive)]
+    pub part_motion: PartMotionConfig,
     /// Re-detect the object from the arrival frame (SPEC §1.6). Default on.
     #[garde(skip)]
     pub relocalize: bool,
@@ -82,8 +85,54 @@ impl Default for GoToConfig {
             arm_offset: [0.17, 0.0],
             arm_reach: 0.6,
             arm_min_reach: 0.3,
+            part_motion: PartMotionConfig::default(),
             relocalize: true,
             relocalize_camera: "head".into(),
+        }
+    }
+}
+
+/// How go_to leaves room for the motion of the part it drives to open: the joint is
+/// estimated from the part's and the object's points as the skill will estimate it,
+/// the base's footprint keeps clear of what swings, and poses that keep more of the
+/// part's path within the arm's reach are preferred.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+#[garde(allow_unvalidated)]
+pub struct PartMotionConfig {
+    /// Consider the part's motion at all. Default on.
+    #[garde(skip)]
+    pub enabled: bool,
+    /// How far a door swings when opened, radians (as
+    /// `skill_executor_node.articulation.door_angle`). Default 1.2.
+    #[garde(range(min = 0.0, max = 3.2))]
+    pub door_angle: f32,
+    /// How far a drawer is pulled, metres (as `articulation.max_open_travel`). Default
+    /// 0.25.
+    #[garde(range(min = 0.0, max = 2.0))]
+    pub drawer_travel: f32,
+    /// Radius of the front fitted around the handle, metres (as
+    /// `articulation.surface_radius`). Default 0.08.
+    #[garde(range(min = 0.01, max = 1.0))]
+    pub surface_radius: f32,
+    /// Weight of the share of the part's path out of the arm's reach in a pose's cost
+    /// (λ_aff weighs metres). Default 2.0.
+    #[garde(range(min = 0.0, max = 100.0))]
+    pub lambda_reach: f32,
+    /// The leaf is taken to reach this far past the handle, metres. Default 0.08.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub leaf_margin: f32,
+}
+
+impl Default for PartMotionConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            door_angle: 1.2,
+            drawer_travel: 0.25,
+            surface_radius: 0.08,
+            lambda_reach: 2.0,
+            leaf_margin: 0.08,
         }
     }
 }
