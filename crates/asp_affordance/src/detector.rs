@@ -150,7 +150,15 @@ impl AffordanceDetector {
             .take(self.config.detection.crops)
             .map(|v| v.observation.clone())
             .collect();
-        Ok(self.harness.models.vlm.propose(action, &obs).await?)
+        let mut proposals = self.harness.models.vlm.propose(action, &obs).await?;
+        proposals.retain(|p| {
+            let keep = !contradicts_action(action, &p.part);
+            if !keep {
+                tracing::debug!(action, part = %p.part, "proposal dropped: the action names another one");
+            }
+            keep
+        });
+        Ok(proposals)
     }
 
     fn embedding(
@@ -536,5 +544,49 @@ mod lift_tests {
         assert_eq!(on_object(&part, Some(&mask(4, 4, &[(0, 0)]))), None);
         assert_eq!(on_object(&part, None), None);
         assert_eq!(on_object(&part, Some(&mask(5, 4, &[(1, 1)]))), None);
+    }
+}
+
+/// Whether a proposed part is another one than the action names: the action picks one
+/// of several like parts by a label ("press the 7 key", "the h key") and the proposal's
+/// label differs ("key 4", "key q"). Labels are single letters and numbers: what tells a
+/// key, a keypad digit or a numbered button from its siblings, which a VLM confuses most.
+pub fn contradicts_action(action: &str, part: &str) -> bool {
+    let labels = |text: &str| -> Vec<String> {
+        text.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| {
+                let n = w.chars().count();
+                (n == 1 && w.chars().all(char::is_alphanumeric))
+                    || (!w.is_empty() && w.chars().all(|c| c.is_ascii_digit()))
+            })
+            .map(str::to_lowercase)
+            // "a" is an article far more often than a key's label
+            .filter(|w| w != "a")
+            .collect()
+    };
+    let wanted = labels(action);
+    let got = labels(part);
+    !wanted.is_empty() && !got.is_empty() && !got.iter().all(|l| wanted.contains(l))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::contradicts_action;
+
+    #[test]
+    fn a_proposal_with_another_label_than_the_action_names_contradicts_it() {
+        assert!(contradicts_action("press the h key", "key q"));
+        assert!(contradicts_action("dial 7 on the phone", "phone key 4"));
+        assert!(!contradicts_action("press the h key", "key h"));
+        assert!(!contradicts_action("Press the H key", "key h"));
+        // an action that names no label, or a part without one: nothing to contradict
+        assert!(!contradicts_action(
+            "turn on the kettle",
+            "kettle power button"
+        ));
+        assert!(!contradicts_action("press the keys", "key h"));
+        assert!(!contradicts_action("press the h key", "keyboard"));
+        // "a" is an article, not the a key
+        assert!(!contradicts_action("press a key", "key h"));
     }
 }
