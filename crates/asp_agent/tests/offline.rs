@@ -32,6 +32,19 @@ async fn solve(goal: &str) -> (Arc<TableWorld>, asp_agent::GoalReport) {
     (w, report)
 }
 
+/// Runs `goal` on the tabletop world after `prepare` (what the looks miss), whatever
+/// its end.
+async fn attempt(
+    goal: &str,
+    prepare: impl FnOnce(&TableWorld),
+) -> (Arc<TableWorld>, asp_agent::GoalReport) {
+    let w = world();
+    prepare(&w);
+    let (agent, _) = offline_agent(w.clone(), settings());
+    let report = run(&agent, goal).await;
+    (w, report)
+}
+
 fn error_code(report: &asp_agent::GoalReport) -> GoalErrorCode {
     match &report.status {
         GoalStatus::Failed { error } => error.code,
@@ -174,9 +187,7 @@ async fn both_of_a_pair_go_one_after_the_other() {
         );
     }
     // with a single one there is no other: the first goes, then a clear failure
-    let w = world();
-    let (agent, _) = offline_agent(w.clone(), settings());
-    let report = run(&agent, "put both brown eggs in the bowl").await;
+    let (w, report) = attempt("put both brown eggs in the bowl", |_| ()).await;
     assert_eq!(error_code(&report), GoalErrorCode::SubtaskFailed);
     assert!(
         report.summary.contains("no other \"brown egg\""),
@@ -437,18 +448,15 @@ async fn events_and_states_match_the_calls() {
 async fn one_found_where_the_goal_compares_several_looks_again() {
     // the map missed the left cup: "the cup on the left" presupposes two, so the agent
     // rebuilds the map once and then chooses
-    let w = world();
-    w.hide_until_remap("cup_left");
-    let (agent, _) = offline_agent(w.clone(), settings());
-    let report = run(&agent, "pick up the cup on the left").await;
+    let (w, report) = attempt("pick up the cup on the left", |w| {
+        w.hide_until_remap("cup_left")
+    })
+    .await;
     assert!(report.status.is_completed(), "{:#?}", trace(&report));
     assert_eq!(w.held().as_deref(), Some("cup_left"));
     assert_eq!(w.remaps(), 1);
     // a goal that names one without comparing takes the one found
-    let w = world();
-    w.hide_until_remap("cup_left");
-    let (agent, _) = offline_agent(w.clone(), settings());
-    let report = run(&agent, "pick up the green cup").await;
+    let (w, report) = attempt("pick up the green cup", |w| w.hide_until_remap("cup_left")).await;
     assert!(report.status.is_completed(), "{:#?}", trace(&report));
     assert_eq!(w.held().as_deref(), Some("cup_right"));
     assert_eq!(w.remaps(), 0);
@@ -458,10 +466,10 @@ async fn one_found_where_the_goal_compares_several_looks_again() {
 async fn the_only_one_found_of_several_is_done_but_never_verified() {
     // every look misses the left cup: the agent takes the one it found, and says that
     // the choice is unconfirmed (a client must not read it as verified)
-    let w = world();
-    w.hide_for_good("cup_left");
-    let (agent, _) = offline_agent(w.clone(), settings());
-    let report = run(&agent, "pick up the cup on the left").await;
+    let (w, report) = attempt("pick up the cup on the left", |w| {
+        w.hide_for_good("cup_left")
+    })
+    .await;
     assert!(report.status.is_completed(), "{:#?}", trace(&report));
     assert_eq!(w.held().as_deref(), Some("cup_right"));
     assert_eq!(w.remaps(), 1);
@@ -491,17 +499,12 @@ async fn the_only_one_found_of_several_is_done_but_never_verified() {
 #[tokio::test]
 async fn nothing_found_looks_again_once_before_failing() {
     // one look missed the bowl: the agent rebuilds the map once and finds it
-    let w = world();
-    w.hide_until_remap("bowl");
-    let (agent, _) = offline_agent(w.clone(), settings());
-    let report = run(&agent, "put the egg in the bowl").await;
+    let (w, report) = attempt("put the egg in the bowl", |w| w.hide_until_remap("bowl")).await;
     assert!(report.status.is_completed(), "{:#?}", trace(&report));
     assert_eq!(w.remaps(), 1);
     // what is not there is not found after the second look either: one remap, then the
     // failure names the query
-    let w = world();
-    let (agent, _) = offline_agent(w.clone(), settings());
-    let r = run(&agent, "pick up the giraffe").await;
+    let (w, r) = attempt("pick up the giraffe", |_| ()).await;
     assert_eq!(error_code(&r), GoalErrorCode::SubtaskFailed);
     assert!(
         r.summary.contains("no object matching \"giraffe\""),
@@ -510,9 +513,7 @@ async fn nothing_found_looks_again_once_before_failing() {
     );
     assert_eq!(w.remaps(), 1);
     // an attribute ruled out that no candidate has leaves them all, without a remap
-    let w = world();
-    let (agent, _) = offline_agent(w.clone(), settings());
-    let r = run(&agent, "pick up a cup that is not purple").await;
+    let (w, r) = attempt("pick up a cup that is not purple", |_| ()).await;
     assert!(r.status.is_completed(), "{}", r.summary);
     assert!(w.held().is_some_and(|h| h.starts_with("cup_")));
     assert_eq!(w.remaps(), 0);
