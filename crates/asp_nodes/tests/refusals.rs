@@ -92,9 +92,9 @@ async fn every_refusal_class_has_its_code_and_the_node_keeps_serving() {
         // matched by meaning (the shipped MiniLM), too close to call: asked back
         (
             "unclear",
-            "snatch the remote",
+            "heft the bag",
             goal_refused::UNCLEAR,
-            "did you mean \"grab\"",
+            "did you mean \"grip\"",
         ),
     ];
     for (class, goal, code, says) in cases {

@@ -228,7 +228,7 @@ pub const TRAILERS: &[&str] = &[
     "please", "pls", "plz", "thanks", "thank", "you", "for", "me", "now", "right", "away", "again",
     "too", "as", "well", "a", "sec", "second", "moment", "bit", "little", "here", "there", "over",
     "quickly", "asap", "soon", "later", "already", "if", "can", "when", "have", "get", "chance",
-    "the", "it", "u",
+    "the", "it", "u", "instead",
 ];
 
 pub const DETERMINERS: &[&str] = &[

@@ -236,6 +236,10 @@ impl GoalGrammar {
             "except",
             "but not",
             "no",
+            "avoid",
+            "stay away from",
+            "keep away from",
+            "ignore",
         ] {
             if starts(body, 0, ex) {
                 let n = ex.split(' ').count();
@@ -250,6 +254,13 @@ impl GoalGrammar {
                     {
                         rest = &rest[1..];
                     }
+                } else if rest.len() > 2
+                    && find(DETERMINERS, &rest[0].w).is_none()
+                    && find(DETERMINERS, &rest[1].w).is_some()
+                {
+                    // "don't touch the blue box": a verb no list knows, before the
+                    // object it rules out; what it does is not needed to rule it out
+                    rest = &rest[1..];
                 }
                 return split_but(rest, verb);
             }
@@ -321,9 +332,12 @@ impl GoalGrammar {
         if find(SUBORDINATORS, &body[0].w).is_some() {
             return Clause::Ignore;
         }
-        for w in WANTS {
-            if starts(body, 0, w) {
-                return Clause::Want(body[w.split(' ').count()..].to_vec());
+        // a want may begin among the fillers ("please, can I get …": "can" is one)
+        for k in 0..=lead {
+            for w in WANTS {
+                if starts(seg, k, w) {
+                    return Clause::Want(seg[k + w.split(' ').count()..].to_vec());
+                }
             }
         }
         if body
@@ -1656,6 +1670,51 @@ mod tests {
             shown(&plan("switch off the fan, not the heater")),
             ["turn_off fan"]
         );
+        // "other than", "avoid …", and a verb no list knows after "don't"
+        let s = &plan("bring me a towel other than the wet one")[0];
+        assert_eq!(
+            (s.object.name.as_str(), s.object.excluded.as_slice()),
+            ("towel", &["wet".to_owned()][..])
+        );
+        for goal in [
+            "avoid the blue box and grab the yellow one",
+            "don't touch the blue box, pick up the yellow one instead",
+            "ignore the blue box, take the yellow one",
+        ] {
+            let s = &plan(goal)[0];
+            assert_eq!(s.object.name, "box", "{goal}");
+            assert_eq!(s.object.attributes, ["yellow"], "{goal}");
+            assert_eq!(s.object.excluded, ["blue"], "{goal}");
+        }
+    }
+
+    #[test]
+    fn wants_after_a_modal_and_degrees_of_attributes() {
+        for goal in [
+            "can I get the salt shaker",
+            "please, could I get the salt shaker",
+        ] {
+            assert_eq!(shown(&plan(goal)), ["pick_up salt shaker"], "{goal}");
+        }
+        // a comparative of a word the lists know is an attribute; a noun in "-er" is not
+        let s = &plan("bring the colder drink")[0];
+        assert_eq!(
+            (s.object.name.as_str(), s.object.attributes.as_slice()),
+            ("drink", &["colder".to_owned()][..])
+        );
+        for goal in [
+            "grab the water bottle",
+            "take the dryer sheet",
+            "get the charger cable",
+        ] {
+            assert!(plan(goal)[0].object.attributes.is_empty(), "{goal}");
+        }
+        assert_eq!(
+            phrase::comparative_bases("bigger"),
+            ["bigg", "bigge", "big"]
+        );
+        assert_eq!(phrase::comparative_bases("heaviest"), ["heavy"]);
+        assert!(phrase::comparative_bases("dryer").is_empty());
     }
 
     #[test]

@@ -88,6 +88,36 @@ fn is_attribute_word(w: &str) -> bool {
     COLOURS.contains(&w) || STATES.contains(&w) || lookup(SIZES, w).is_some()
 }
 
+/// The plain forms a comparative or superlative may come from ("heavier" → "heavy",
+/// "bigger" → "big", "wider" → "wide", "coldest" → "cold"), most likely first. Bases
+/// in "y" only come from "-ier" ("dryer" is a machine, "drier" the comparative).
+pub(crate) fn comparative_bases(w: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (end, y) in [("iest", true), ("ier", true), ("est", false), ("er", false)] {
+        let Some(stem) = w.strip_suffix(end) else {
+            continue;
+        };
+        if stem.len() < 2 {
+            continue;
+        }
+        if y {
+            out.push(format!("{stem}y"));
+            break;
+        }
+        if stem.ends_with('y') {
+            break;
+        }
+        out.push(stem.to_owned());
+        out.push(format!("{stem}e"));
+        let b = stem.as_bytes();
+        if b.len() >= 3 && b[b.len() - 1] == b[b.len() - 2] {
+            out.push(stem[..stem.len() - 1].to_owned());
+        }
+        break;
+    }
+    out
+}
+
 fn canonical_attribute(w: &str) -> String {
     lookup(SIZES, w).unwrap_or(w).to_owned()
 }
@@ -95,92 +125,94 @@ fn canonical_attribute(w: &str) -> String {
 /// A word that ends the object's own words and starts what follows them.
 fn ends_core(toks: &[Tok], i: usize) -> bool {
     let w = toks[i].w.as_str();
-    matches!(
-        w,
-        "that"
-            | "which"
-            | "who"
-            | "'s"
-            | "of"
-            | "from"
-            | "for"
-            | "with"
-            | "except"
-            | "but"
-            | "not"
-            | "and"
-            | "or"
-            | "by"
-            | "to"
-            | "at"
-            | "in"
-            | "on"
-            | "off"
-            | "out"
-            | "inside"
-            | "within"
-            | "under"
-            | "below"
-            | "beneath"
-            | "underneath"
-            | "behind"
-            | "between"
-            | "near"
-            | "beside"
-            | "besides"
-            | "next"
-            | "close"
-            | "closest"
-            | "nearest"
-            | "furthest"
-            | "farthest"
-            | "above"
-            | "over"
-            | "into"
-            | "onto"
-            | "is"
-            | "are"
-            | "should"
-            | "sitting"
-            | "lying"
-            | "standing"
-            | "hanging"
-            | "resting"
-            | "located"
-            | "kept"
-            | "stored"
-            | "placed"
-            | "somewhere"
-            | "alongside"
-            | "atop"
-            | "upon"
-            | "if"
-            | "when"
-            | "so"
-            | "because"
-            | "as"
-            | "please"
-            | "you"
-            | "i"
-            | "again"
-            | "here"
-            | "there"
-            | "right"
-            | "left"
-            | "then"
-            | "now"
-            | "since"
-            | "while"
-            | "without"
-            | "instead"
-            | "too"
-            | "though"
-            | "a"
-            | "an"
-            | "the"
-            | "my"
-            | "your"
-    ) || PARTICLES.contains(&w) && toks.get(i + 1).is_none_or(|t| !is_noun_start(&t.w))
+    starts(toks, i, "other than")
+        || matches!(
+            w,
+            "that"
+                | "which"
+                | "who"
+                | "'s"
+                | "of"
+                | "from"
+                | "for"
+                | "with"
+                | "except"
+                | "but"
+                | "not"
+                | "and"
+                | "or"
+                | "by"
+                | "to"
+                | "at"
+                | "in"
+                | "on"
+                | "off"
+                | "out"
+                | "inside"
+                | "within"
+                | "under"
+                | "below"
+                | "beneath"
+                | "underneath"
+                | "behind"
+                | "between"
+                | "near"
+                | "beside"
+                | "besides"
+                | "next"
+                | "close"
+                | "closest"
+                | "nearest"
+                | "furthest"
+                | "farthest"
+                | "above"
+                | "over"
+                | "into"
+                | "onto"
+                | "is"
+                | "are"
+                | "should"
+                | "sitting"
+                | "lying"
+                | "standing"
+                | "hanging"
+                | "resting"
+                | "located"
+                | "kept"
+                | "stored"
+                | "placed"
+                | "somewhere"
+                | "alongside"
+                | "atop"
+                | "upon"
+                | "if"
+                | "when"
+                | "so"
+                | "because"
+                | "as"
+                | "please"
+                | "you"
+                | "i"
+                | "again"
+                | "here"
+                | "there"
+                | "right"
+                | "left"
+                | "then"
+                | "now"
+                | "since"
+                | "while"
+                | "without"
+                | "instead"
+                | "too"
+                | "though"
+                | "a"
+                | "an"
+                | "the"
+                | "my"
+                | "your"
+        )
+        || PARTICLES.contains(&w) && toks.get(i + 1).is_none_or(|t| !is_noun_start(&t.w))
 }
 
 /// Words that begin a noun phrase.
@@ -352,6 +384,17 @@ impl PhraseReader<'_> {
 
     /// Splits the object's own words into ordinal, position, attributes, room, part and
     /// name.
+    /// "heavier", "dirtiest", "colder": a degree of an attribute. A base in "y" may be
+    /// matched by meaning ("heavy"); others only when a list knows them, as many
+    /// nouns end in "-er" ("water", "charger").
+    fn is_comparative(&self, w: &str) -> bool {
+        comparative_bases(w).iter().any(|b| {
+            is_attribute_word(b)
+                || MATERIALS.contains(&b.as_str())
+                || b.ends_with('y') && self.meaning.is_some_and(|m| m.is_attribute(b))
+        })
+    }
+
     fn core(&self, core: &[Tok], p: &mut Phrase) {
         let mut names: Vec<String> = Vec::new();
         let mut k = 0;
@@ -409,7 +452,7 @@ impl PhraseReader<'_> {
             } else if !last
                 && names.is_empty()
                 && !KIND_MODIFIERS.contains(&w)
-                && self.meaning.is_some_and(|m| m.is_attribute(w))
+                && (self.meaning.is_some_and(|m| m.is_attribute(w)) || self.is_comparative(w))
             {
                 p.obj.attributes.push(w.to_owned());
             } else {
@@ -473,11 +516,14 @@ impl PhraseReader<'_> {
                 i += 1;
                 continue;
             }
-            // "not red", "not the red one", "except the blue one", "but the broken one"
-            if matches!(w, "not" | "except" | "but" | "excluding" | "apart")
-                && !starts(toks, i, "but not")
+            // "not red", "not the red one", "except the blue one", "but the broken one",
+            // "other than the wet one"
+            let other_than = starts(toks, i, "other than");
+            if other_than
+                || matches!(w, "not" | "except" | "but" | "excluding" | "apart")
+                    && !starts(toks, i, "but not")
             {
-                let mut j = i + 1;
+                let mut j = i + if other_than { 2 } else { 1 };
                 while toks
                     .get(j)
                     .is_some_and(|t| matches!(t.w.as_str(), "from" | "for" | "not"))

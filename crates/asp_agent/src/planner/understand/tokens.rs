@@ -221,6 +221,8 @@ pub fn singular(word: &str) -> String {
         "minus",
         "fries",
         "nuts",
+        // one die is "dice" in everyday speech and in detector vocabularies
+        "dice",
     ];
     const IRREGULAR: &[(&str, &str)] = &[
         ("knives", "knife"),
@@ -238,7 +240,6 @@ pub fn singular(word: &str) -> String {
         ("teeth", "tooth"),
         ("mice", "mouse"),
         ("geese", "goose"),
-        ("dice", "die"),
         ("potatoes", "potato"),
         ("tomatoes", "tomato"),
         ("mangoes", "mango"),
