@@ -109,10 +109,11 @@ impl LoadedConfig {
         )
     }
 
-    /// A data file (databases, logs): absolute, or relative to `paths.data_dir`.
+    /// A data file (databases, logs): absolute, or relative to the data folder
+    /// ([`sections::common::PathsConfig::data_dir`]).
     pub fn data_path(&self, path: impl AsRef<Path>) -> PathBuf {
         join(
-            &join(&self.root, &self.config.common.paths.data_dir),
+            &self.config.common.paths.data_dir(&self.root),
             path.as_ref(),
         )
     }

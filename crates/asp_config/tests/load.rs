@@ -301,7 +301,20 @@ fn paths_resolve_against_root_and_config_dir() {
         loaded.model_path("minilm/model.onnx"),
         tmp.path().join("weights/minilm/model.onnx")
     );
-    assert_eq!(loaded.data_path("x.redb"), tmp.path().join("var/x.redb"));
+    // the data folder is the user's unless set; a relative one is under the root
+    let user = loaded.data_path("x.redb");
+    assert!(
+        user.is_absolute() && user.ends_with("asp/x.redb"),
+        "{user:?}"
+    );
+    assert!(!user.starts_with(tmp.path()), "{user:?}");
+    let set = |dir: &str| {
+        let mut l = loaded.clone();
+        l.config.common.paths.data_dir = Some(dir.into());
+        l.data_path("x.redb")
+    };
+    assert_eq!(set("var"), tmp.path().join("var/x.redb"));
+    assert_eq!(set("/srv/asp"), PathBuf::from("/srv/asp/x.redb"));
     assert_eq!(
         loaded.config_path("worlds/a.yaml"),
         cfg.join("worlds/a.yaml")

@@ -1,6 +1,6 @@
 //! Settings every node shares (`/**:` in the parameter files).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use asp_core::Skill;
 use garde::Validate;
@@ -249,16 +249,31 @@ pub struct PathsConfig {
     /// `models`.
     #[garde(skip)]
     pub models_dir: PathBuf,
-    /// Databases and logs that must survive restarts. Default `var`.
+    /// Databases and logs that must survive restarts. Unset (the default): the user's
+    /// data folder, `$XDG_DATA_HOME/asp` (`~/.local/share/asp`), so that what the robot
+    /// learned survives a fresh checkout; `var` under the project root where the
+    /// user has no home folder.
     #[garde(skip)]
-    pub data_dir: PathBuf,
+    pub data_dir: Option<PathBuf>,
 }
 
 impl Default for PathsConfig {
     fn default() -> Self {
         Self {
             models_dir: "models".into(),
-            data_dir: "var".into(),
+            data_dir: None,
+        }
+    }
+}
+
+impl PathsConfig {
+    /// The data folder: `data_dir` if set (absolute, or relative to `root`), else the
+    /// user's (XDG), else `root/var`.
+    pub fn data_dir(&self, root: &Path) -> PathBuf {
+        match &self.data_dir {
+            Some(d) if d.is_absolute() => d.clone(),
+            Some(d) => root.join(d),
+            None => dirs::data_dir().map_or_else(|| root.join("var"), |d| d.join("asp")),
         }
     }
 }
