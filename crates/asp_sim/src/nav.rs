@@ -16,14 +16,21 @@ use crate::error::SimError;
 use crate::world::{ObjectIdx, World};
 
 /// Parameters of the grid and the planner.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct GridParams {
     /// Cell size, metres.
     pub resolution: Real,
     /// Geometry between these heights blocks the base, metres.
     pub band: (Real, Real),
-    /// Circular footprint radius: cells closer than this to an obstacle are lethal.
+    /// Circular footprint radius (the polygon's circumscribed one when there is a
+    /// polygon): without a polygon, cells closer than this to an obstacle are lethal.
     pub footprint_radius: Real,
+    /// The base's footprint polygon (base frame, metres), as Nav2's `footprint`. With
+    /// one, as Nav2 with NavFn: cells nearer an obstacle than its inscribed radius are
+    /// lethal, those under `footprint_radius` cost the most (they may be in collision,
+    /// depending on the heading), and a start or goal pose among them is checked
+    /// against the polygon at its heading. Empty: a circle of `footprint_radius`.
+    pub footprint: Vec<[Real; 2]>,
     /// Beyond the footprint, cost decays to zero over this distance (keeps paths off walls).
     pub cost_distance: Real,
     /// Margin around the world's fixed objects when the world gives no map extent.
@@ -36,6 +43,7 @@ impl Default for GridParams {
             resolution: 0.05,
             band: (0.02, 1.6),
             footprint_radius: 0.3,
+            footprint: Vec::new(),
             cost_distance: 0.3,
             margin: 1.0,
         }
@@ -49,6 +57,39 @@ pub struct NavMap {
     /// Distance of each cell's centre to the nearest occupied cell, metres (capped).
     clearance: Vec<Real>,
     params: GridParams,
+    /// Under this clearance a cell is lethal: the footprint's inscribed radius, or
+    /// `footprint_radius` without a polygon.
+    lethal: Real,
+}
+
+/// The distance from the origin to the nearest edge of `polygon`.
+fn inscribed_radius(polygon: &[[Real; 2]]) -> Real {
+    let n = polygon.len();
+    (0..n)
+        .filter_map(|i| {
+            let (a, b) = (polygon[i], polygon[(i + 1) % n]);
+            let (dx, dy) = (b[0] - a[0], b[1] - a[1]);
+            let len = (dx * dx + dy * dy).sqrt();
+            (len > 0.0).then(|| (a[0] * dy - a[1] * dx).abs() / len)
+        })
+        .fold(Real::MAX, Real::min)
+}
+
+/// Whether `p` lies inside `polygon` (even-odd rule).
+fn inside(polygon: &[[Real; 2]], p: [Real; 2]) -> bool {
+    let n = polygon.len();
+    let mut inside = false;
+    let mut j = n - 1;
+    for i in 0..n {
+        let (a, b) = (polygon[i], polygon[j]);
+        if (a[1] > p[1]) != (b[1] > p[1])
+            && p[0] < (b[0] - a[0]) * (p[1] - a[1]) / (b[1] - a[1]) + a[0]
+        {
+            inside = !inside;
+        }
+        j = i;
+    }
+    inside
 }
 
 /// A planning failure with its Nav2 code.
@@ -110,11 +151,52 @@ impl NavMap {
             }
         }
         let clearance = clearance_field(&grid, params.footprint_radius + params.cost_distance);
+        let lethal = if params.footprint.len() >= 3 {
+            inscribed_radius(&params.footprint).min(params.footprint_radius)
+        } else {
+            params.footprint_radius
+        };
         Ok(NavMap {
             grid,
             clearance,
-            params: *params,
+            params: params.clone(),
+            lethal,
         })
+    }
+
+    /// Whether the footprint at `pose` covers an occupied cell: the polygon at the
+    /// pose's heading where there is one, else the circle.
+    pub fn footprint_collides(&self, pose: &Pose2D) -> bool {
+        let Some(c) = self.clearance_at(pose.x, pose.y) else {
+            return true;
+        };
+        if c >= self.params.footprint_radius {
+            return false;
+        }
+        if c < self.lethal || self.params.footprint.len() < 3 {
+            return true;
+        }
+        // the centres of the occupied cells within reach, into the base frame
+        let r = self.params.footprint_radius + self.grid.resolution;
+        let (i0, j0) = self.grid.world_to_cell(pose.x - r, pose.y - r);
+        let (i1, j1) = self.grid.world_to_cell(pose.x + r, pose.y + r);
+        let (sin, cos) = pose.theta.sin_cos();
+        for j in j0..=j1 {
+            for i in i0..=i1 {
+                if self.grid.get(i, j) != Some(OCCUPIED) {
+                    continue;
+                }
+                let (cx, cy) = self.grid.cell_center(i, j);
+                let (dx, dy) = (cx - pose.x, cy - pose.y);
+                if inside(
+                    &self.params.footprint,
+                    [cos * dx + sin * dy, -sin * dx + cos * dy],
+                ) {
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     pub fn params(&self) -> &GridParams {
@@ -176,7 +258,7 @@ impl NavMap {
             );
         };
         let r = self.params.footprint_radius;
-        if self.clearance[s] < r {
+        if self.footprint_collides(start) {
             return fail(
                 NavErrorCode::StartOccupied,
                 format!(
@@ -185,7 +267,7 @@ impl NavMap {
                 ),
             );
         }
-        if self.clearance[g] < r {
+        if self.footprint_collides(goal) {
             return fail(
                 NavErrorCode::GoalOccupied,
                 format!(
@@ -233,7 +315,7 @@ impl NavMap {
                 let Some(nk) = self.idx(ci + di, cj + dj) else {
                     continue;
                 };
-                if closed[nk] || self.clearance[nk] < r {
+                if closed[nk] || self.clearance[nk] < self.lethal {
                     continue;
                 }
                 let step = if di != 0 && dj != 0 {

@@ -75,6 +75,7 @@ impl SimSettings {
                 resolution: cfg.base.resolution,
                 band: (cfg.base.obstacle_min_height, cfg.base.obstacle_max_height),
                 footprint_radius: 0.0,
+                footprint: Vec::new(),
                 cost_distance: cfg.base.cost_distance,
                 margin: 1.0,
             },
@@ -237,6 +238,11 @@ impl SimRobot {
     ) -> Result<Self, SimError> {
         if settings.grid.footprint_radius <= 0.0 {
             settings.grid.footprint_radius = footprint_radius(model.as_ref()).max(0.05);
+            settings.grid.footprint = model
+                .footprint()
+                .iter()
+                .map(|p| [p[0] as Real, p[1] as Real])
+                .collect();
         }
         let g = model.gripper();
         let f = &g.finger;

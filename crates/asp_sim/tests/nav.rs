@@ -120,3 +120,42 @@ fn nav2_error_codes() {
     let e = m.plan(&ok, &Pose2D::new(3.2, 0.6, 0.0)).unwrap_err();
     assert_eq!(e.code, NavErrorCode::NoValidPath);
 }
+
+/// With the base's polygon (a 0.6 × 0.5 m box), a pose near a wall is free or not by its
+/// heading, as Nav2 checks the footprint; with the circle alone both are occupied.
+#[test]
+fn a_polygon_footprint_decides_poses_near_obstacles_by_heading() {
+    let w = parse_world(ROOM, "room.yaml").unwrap();
+    let rect = vec![[0.3, 0.25], [-0.3, 0.25], [-0.3, -0.25], [0.3, -0.25]];
+    let p = GridParams {
+        footprint_radius: 0.3f32.hypot(0.25),
+        footprint: rect,
+        ..params()
+    };
+    let m = NavMap::build(&w, &p, |_| false).unwrap();
+    let ok = Pose2D::new(1.0, 0.6, 0.0);
+    // 0.27 m from the wall: the box's front reaches into it, its side does not
+    let facing = Pose2D::new(1.68, 1.0, 0.0);
+    let sideways = Pose2D::new(1.68, 1.0, std::f32::consts::FRAC_PI_2);
+    assert!(m.footprint_collides(&facing));
+    assert!(!m.footprint_collides(&sideways));
+    let code = |m: &NavMap, s: Pose2D, g: Pose2D| m.plan(&s, &g).unwrap_err().code;
+    assert_eq!(code(&m, facing, ok), NavErrorCode::StartOccupied);
+    assert_eq!(code(&m, ok, facing), NavErrorCode::GoalOccupied);
+    let out = m.plan(&sideways, &ok).unwrap();
+    assert_eq!(out.last(), Some(&(ok.x, ok.y)));
+    m.plan(&ok, &sideways).unwrap();
+    // nearer than the box's half width, whatever the heading
+    assert!(m.footprint_collides(&Pose2D::new(1.78, 1.0, std::f32::consts::FRAC_PI_2)));
+    // the circumscribed circle alone
+    let circle = NavMap::build(
+        &w,
+        &GridParams {
+            footprint: Vec::new(),
+            ..p.clone()
+        },
+        |_| false,
+    )
+    .unwrap();
+    assert_eq!(code(&circle, sideways, ok), NavErrorCode::StartOccupied);
+}
