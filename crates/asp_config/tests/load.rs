@@ -324,3 +324,34 @@ fn paths_resolve_against_root_and_config_dir() {
         PathBuf::from("/abs/m.onnx")
     );
 }
+
+#[test]
+fn the_search_steps_left_outwards_then_right_and_its_step_is_checked() {
+    use asp_config::sections::perception::SearchConfig;
+    let s = SearchConfig {
+        step: 0.8,
+        reach: 2.4,
+    };
+    let off = s.offsets();
+    let want = [0.8, 1.6, 2.4, -0.8, -1.6, -2.4];
+    assert_eq!(off.len(), want.len(), "{off:?}");
+    for (a, b) in off.iter().zip(want) {
+        assert!((a - b).abs() < 1e-5, "{off:?}");
+    }
+    assert!(
+        SearchConfig {
+            reach: 0.0,
+            ..s.clone()
+        }
+        .offsets()
+        .is_empty()
+    );
+    assert_eq!(SearchConfig { reach: 1.0, ..s }.offsets(), [0.8, -0.8]);
+    let msg = ConfigLoader::new()
+        .set("object_map_node.mapping.search.step=0")
+        .unwrap()
+        .load()
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("object_map_node.mapping.search.step"), "{msg}");
+}

@@ -7,7 +7,10 @@ use std::sync::Arc;
 
 use asp_config::LoadedConfig;
 use asp_config::sections::perception::{MappingConfig, SurveyLooks};
-use asp_core::robot::{ArmMotion, BaseNavigation, CancellationToken, FrameSource, TerminalStatus};
+use asp_core::robot::{
+    ArmMotion, BaseNavigation, CancellationToken, FrameSource, NavErrorCode, NavOutcome,
+    TerminalStatus,
+};
 use asp_core::{
     FailureKind, FrameId, Object, ObjectId, ObjectKey, ObjectMap, Point3, PointCloud, Pose2D, Real,
     Transform,
@@ -118,6 +121,14 @@ fn angle_between(a: Real, b: Real) -> Real {
     let d = (a - b).rem_euclid(std::f32::consts::TAU);
     d.min(std::f32::consts::TAU - d)
 }
+
+/// How far behind a search stop the base may stand when the stop itself is occupied,
+/// metres, and the step.
+const BACK_OFF_M: Real = 0.3;
+const BACK_OFF_STEP_M: Real = 0.05;
+/// What a search found is straight ahead when it is this near the base's heading line,
+/// metres.
+const IN_FRONT_M: Real = 0.1;
 
 /// The object map service.
 pub struct MapService {
@@ -378,6 +389,144 @@ impl MapService {
         Ok(true)
     }
 
+    /// Steps the base sideways and looks until `query` matches
+    /// ([`asp_config::sections::perception::SearchConfig`]): the match, or `None` when
+    /// there was no search or it found nothing (the base is then back where it was).
+    async fn search(
+        &self,
+        st: &mut MapState,
+        query: &str,
+    ) -> Result<Option<Retrieval>, ServiceError> {
+        let offsets = self.mapping.search.offsets();
+        if offsets.is_empty() {
+            return Ok(None);
+        }
+        if self.estop.as_ref().is_some_and(|e| e.is_engaged()) {
+            info!(
+                query,
+                "nothing matched; the e-stop is engaged, so no search"
+            );
+            return Ok(None);
+        }
+        let Ok(start) = self.base.base_pose().await else {
+            return Ok(None);
+        };
+        let (cancel, _estop) = self.motion_token()?;
+        let n = self.mapping.arm_poses.len();
+        let looks = self.looks_at_stop((n > 0).then_some(0), true);
+        let (sin, cos) = start.theta.sin_cos();
+        let mut blocked = [false; 2];
+        for offset in offsets {
+            let side = usize::from(offset < 0.0);
+            if blocked[side] || cancel.is_cancelled() {
+                continue;
+            }
+            let stop = Pose2D::new(start.x - offset * sin, start.y + offset * cos, start.theta);
+            let nav = self.navigate_near(stop, &cancel).await;
+            if nav.status != TerminalStatus::Succeeded {
+                info!(
+                    offset,
+                    "search stop not reached ({}); that side ends", nav.error_msg
+                );
+                blocked[side] = true;
+                continue;
+            }
+            for look in &looks {
+                self.take_pose(look.map(|l| self.mapping.arm_poses[l].as_str()), &cancel)
+                    .await;
+                self.capture_keyframes(st).await?;
+            }
+            let found = self
+                .retriever
+                .retrieve(st.builder.map(), &mut st.registry, query)
+                .await
+                .map_err(perception_error)?;
+            if !found.keys.is_empty() {
+                info!(query, offset, "found by searching sideways");
+                let found = self
+                    .step_in_front(st, &found, &looks, &cancel)
+                    .await?
+                    .unwrap_or(found);
+                st.seen_from = self.base.base_pose().await.ok();
+                st.seen_poses = looks.iter().flatten().copied().collect();
+                return Ok(Some(found));
+            }
+        }
+        info!(query, "searched sideways, nothing matched; driving back");
+        let nav = self.navigate_near(start, &cancel).await;
+        if nav.status != TerminalStatus::Succeeded {
+            warn!(
+                "could not drive back to where the search started: {:?} {}",
+                nav.error_code, nav.error_msg
+            );
+        }
+        Ok(None)
+    }
+
+    /// After a search found `found`, at the edge of a view: steps sideways until its
+    /// best match is straight ahead, as the robot stood to its start (within reach,
+    /// seen whole), looks again and retrieves again; `None` when there was no need or
+    /// the base could not go there (the search's match stands).
+    async fn step_in_front(
+        &self,
+        st: &mut MapState,
+        found: &Retrieval,
+        looks: &[Option<usize>],
+        cancel: &CancellationToken,
+    ) -> Result<Option<Retrieval>, ServiceError> {
+        let Some(centroid) = found.keys.first().and_then(|k| {
+            Self::lookup(st, k)
+                .ok()
+                .and_then(|(o, _)| o.point_cloud.centroid())
+        }) else {
+            return Ok(None);
+        };
+        let Ok(here) = self.base.base_pose().await else {
+            return Ok(None);
+        };
+        let (sin, cos) = here.theta.sin_cos();
+        let lateral = -(centroid.x - here.x) * sin + (centroid.y - here.y) * cos;
+        if lateral.abs() < IN_FRONT_M {
+            return Ok(None);
+        }
+        let stop = Pose2D::new(here.x - lateral * sin, here.y + lateral * cos, here.theta);
+        let nav = self.navigate_near(stop, cancel).await;
+        if nav.status != TerminalStatus::Succeeded {
+            info!(
+                "could not step in front of what the search found ({})",
+                nav.error_msg
+            );
+            return Ok(None);
+        }
+        for look in looks {
+            self.take_pose(look.map(|l| self.mapping.arm_poses[l].as_str()), cancel)
+                .await;
+            self.capture_keyframes(st).await?;
+        }
+        let again = self
+            .retriever
+            .retrieve(st.builder.map(), &mut st.registry, &found.query)
+            .await
+            .map_err(perception_error)?;
+        Ok((!again.keys.is_empty()).then_some(again))
+    }
+
+    /// Drives to `pose`, or, where the base would touch something there (a believed
+    /// pose a few centimetres off puts a robot parked at a table into it), up to
+    /// [`BACK_OFF_M`] behind it, a step at a time.
+    async fn navigate_near(&self, pose: Pose2D, cancel: &CancellationToken) -> NavOutcome {
+        let (sin, cos) = pose.theta.sin_cos();
+        let mut back = 0.0;
+        loop {
+            let goal = Pose2D::new(pose.x - back * cos, pose.y - back * sin, pose.theta);
+            let nav = self.base.navigate_to(goal, cancel).await;
+            back += BACK_OFF_STEP_M;
+            if nav.error_code != NavErrorCode::GoalOccupied || back > BACK_OFF_M + 1e-3 {
+                return nav;
+            }
+        }
+    }
+
     /// Moves the arm to `pose` (when there is an arm). A failure is logged: the cameras
     /// then see what they see.
     async fn take_pose(&self, pose: Option<&str>, cancel: &CancellationToken) {
@@ -496,6 +645,12 @@ impl ObjectMapPort for MapService {
                 .retrieve(st.builder.map(), &mut st.registry, query)
                 .await
                 .map_err(perception_error)?;
+        }
+        // still nothing: step sideways and look
+        if retrieval.keys.is_empty()
+            && let Some(found) = self.search(st, query).await?
+        {
+            retrieval = found;
         }
         for k in &retrieval.keys {
             st.queries

@@ -548,6 +548,50 @@ pub struct MappingConfig {
     /// Build the map when the node starts; off: on the first retrieval. Default on.
     #[garde(skip)]
     pub build_on_start: bool,
+    /// Searching for an object no view has shown: the base steps sideways and looks.
+    #[garde(dive)]
+    pub search: SearchConfig,
+}
+
+/// When a retrieval matches nothing, even after looking around from where the base
+/// stands, the base steps sideways (left of its heading, then right), `step` at a time
+/// up to `reach` each way, looking from every arm pose at each stop, until the object
+/// is in view; a step the base cannot reach ends that side. Found, the robot stays
+/// there (nearer the object); not found, it drives back to where it started. The
+/// e-stop engaged: no search. Rows of furniture (tables, counters, shelves) run along
+/// the side the robot faces, so the next views are along it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct SearchConfig {
+    /// Metres between stops: about the width the cameras see at working distance.
+    /// Default 0.8.
+    #[garde(range(min = 0.1, max = 5.0))]
+    pub step: f32,
+    /// How far each way, metres; 0: no search. Default 2.4.
+    #[garde(range(min = 0.0, max = 50.0))]
+    pub reach: f32,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        Self {
+            step: 0.8,
+            reach: 2.4,
+        }
+    }
+}
+
+impl SearchConfig {
+    /// The sideways offsets of the stops, metres (left positive): left outwards, then
+    /// right outwards.
+    pub fn offsets(&self) -> Vec<f32> {
+        if self.reach <= 0.0 {
+            return Vec::new();
+        }
+        let n = ((self.reach / self.step) + 1e-3).floor() as usize;
+        let side = |sign: f32| (1..=n).map(move |k| sign * k as f32 * self.step);
+        side(1.0).chain(side(-1.0)).collect()
+    }
 }
 
 impl Default for MappingConfig {
@@ -560,6 +604,7 @@ impl Default for MappingConfig {
                 .to_vec(),
             survey_looks: SurveyLooks::All,
             build_on_start: true,
+            search: SearchConfig::default(),
         }
     }
 }

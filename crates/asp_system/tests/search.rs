@@ -1,0 +1,95 @@
+//! Searching for an object no view has shown (`object_map_node.mapping.search`) on the
+//! default world: the robot stands before the mug and the bell, the apple lies 2.4 m to
+//! its right, out of every view from there. The world's true poses are the judge here;
+//! the map service never reads them.
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+
+use asp_config::{ConfigLoader, LoadedConfig};
+use asp_core::robot::BaseNavigation;
+use asp_simulation::{SimSystem, SystemOptions, simulation};
+use asp_system::ObjectMapPort;
+
+fn config_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../config")
+}
+
+/// The oracle profile (the test follows one seed), the map built on the first
+/// retrieval, searching `reach` metres each way.
+fn config(data: &tempfile::TempDir, reach: f32) -> LoadedConfig {
+    let mut loader = ConfigLoader::new()
+        .dir(config_dir())
+        .unwrap()
+        .set(&format!("/**.paths.data_dir={}", data.path().display()))
+        .unwrap();
+    for o in asp_runtime::profile_overrides(&config_dir(), "oracle").unwrap() {
+        loader = loader.set(&o).unwrap();
+    }
+    let mut cfg = loader.load().unwrap();
+    let m = &mut cfg.config.object_map_node.mapping;
+    m.build_on_start = false;
+    m.search.reach = reach;
+    cfg
+}
+
+async fn system(cfg: &LoadedConfig) -> SimSystem {
+    let sim = simulation(cfg, None).unwrap();
+    let options = SystemOptions {
+        memory: false,
+        ..SystemOptions::default()
+    };
+    SimSystem::start(cfg, sim, &options, None, None)
+        .await
+        .unwrap()
+}
+
+/// The apple of `tabletop.yaml`, on the table 2.4 m right of the start pose.
+const APPLE_Y: f32 = -2.0;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_object_out_of_view_is_found_by_stepping_sideways_and_the_robot_stays_before_it() {
+    let data = tempfile::tempdir().unwrap();
+    let cfg = config(&data, 2.4);
+    let s = system(&cfg).await;
+    let start = s.sim.base_pose().await.unwrap();
+    let found = s.map.retrieve("apple").await.unwrap();
+    assert_eq!(found.keys.len(), 1, "{found:?}");
+    // it stepped in front of the apple, facing the table as it started
+    let at = s.sim.base_pose().await.unwrap();
+    assert!((at.y - APPLE_Y).abs() < 0.15, "{start:?} → {at:?}");
+    assert!((at.theta - start.theta).abs() < 0.1, "{at:?}");
+    let apple = s.map.object(&found.keys[0]).await.unwrap();
+    let c = apple.object.point_cloud.centroid().unwrap();
+    assert!(
+        (c.y - APPLE_Y).abs() < 0.05,
+        "the apple's cloud is at {c:?}"
+    );
+
+    // nothing like it anywhere: both sides searched, then back where it started
+    let none = s.map.retrieve("purple giraffe").await.unwrap();
+    assert!(none.keys.is_empty(), "{none:?}");
+    let back = s.sim.base_pose().await.unwrap();
+    assert!(back.distance_to(&at) < 0.35, "{at:?} → {back:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_search_or_under_the_e_stop_the_base_stays() {
+    // no search: the apple stays out of view
+    let data = tempfile::tempdir().unwrap();
+    let s = system(&config(&data, 0.0)).await;
+    let start = s.sim.base_pose().await.unwrap();
+    let found = s.map.retrieve("apple").await.unwrap();
+    assert!(found.keys.is_empty(), "{found:?}");
+    assert!(s.sim.base_pose().await.unwrap().distance_to(&start) < 1e-4);
+
+    // the e-stop engaged after the map was built: no retrieval moves the robot
+    let data = tempfile::tempdir().unwrap();
+    let s = system(&config(&data, 2.4)).await;
+    s.map.ensure_built().await.unwrap();
+    let start = s.sim.base_pose().await.unwrap();
+    s.estop.engage();
+    let r = s.map.retrieve("apple").await;
+    assert!(r.as_ref().map_or(true, |f| f.keys.is_empty()), "{r:?}");
+    assert!(s.sim.base_pose().await.unwrap().distance_to(&start) < 1e-4);
+}
