@@ -2,7 +2,9 @@
 //! other nodes. Serves `/asp/execute_goal` (run a goal to the end) and the `/asp/execute`
 //! action (one feedback message per tool call; cancel stops the running skill or
 //! navigation), and publishes the symbolic state on `/asp/state` (latched) after every
-//! tool call.
+//! tool call. One policy (`agent_node.when_busy`) holds for goals from the service and
+//! the action alike: a new goal preempts the running one (as Nav2 does; the preempted
+//! result names the newer goal) or is refused with code 24.
 //!
 //! A goal's `success` is the verifier's word, not the agent's: it is true only when the
 //! agent completed the goal and the last outcome check passed
@@ -15,9 +17,12 @@ use std::sync::{Arc, Mutex};
 use asp_agent::GoalGrammar;
 use asp_agent::{Agent, AgentEvent, EventSink, GoalReport, GoalStatus, StateSink};
 use asp_config::LoadedConfig;
+use asp_config::sections::agent::WhenBusy;
 use asp_core::robot::CancellationToken;
 use asp_core::{FailureKind, State};
-use asp_ros::action::{ActionServer, ActionServerOptions, GoalContext, GoalHandler, GoalOutcome};
+use asp_ros::action::{
+    ActionServer, ActionServerOptions, BusyPolicy, GoalContext, GoalHandler, GoalOutcome,
+};
 use asp_ros::msg::asp_interfaces::{
     ExecuteGoal, ExecuteGoalAction, ExecuteGoalActionFeedback, ExecuteGoalActionGoal,
     ExecuteGoalActionResult, ExecuteGoalRequest, ExecuteGoalResponse, SymbolicState, error_code,
@@ -245,12 +250,102 @@ fn refused_while_stopped(estop: &watch::Receiver<bool>, topic: &str) -> Option<G
     })
 }
 
+/// One policy for goals from the service and the action alike
+/// (`agent_node.when_busy`): a new goal preempts the running ones or is refused while
+/// one runs. The agent runs one goal at a time; a preempted goal ends at its next
+/// cancellation point (a tool call in flight is stopped), and its result names the goal
+/// that preempted it.
+struct GoalArbiter {
+    policy: WhenBusy,
+    running: Mutex<Vec<Admitted>>,
+}
+
+/// A goal let in: its cancellation (the caller's, and the arbiter's on preemption) and
+/// who preempted it.
+#[derive(Clone)]
+struct Admitted {
+    id: String,
+    cancel: CancellationToken,
+    preempted_by: Arc<Mutex<Option<String>>>,
+}
+
+impl GoalArbiter {
+    fn new(policy: WhenBusy) -> Self {
+        Self {
+            policy,
+            running: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Admitted>> {
+        self.running
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Lets goal `id` in under the policy (cancelled with `outer` too), or refuses it.
+    fn admit(&self, id: &str, outer: &CancellationToken) -> Result<Admitted, GoalAnswer> {
+        let mut running = self.lock();
+        if let Some(other) = running.first() {
+            match self.policy {
+                WhenBusy::Reject => {
+                    return Err(GoalAnswer {
+                        success: false,
+                        error_code: goal_refused::BUSY,
+                        error_msg: format!(
+                            "goal {} is running and agent_node.when_busy is reject: cancel it or wait for its result",
+                            other.id
+                        ),
+                        summary: "refused: another goal runs".to_owned(),
+                    });
+                }
+                WhenBusy::Preempt => {
+                    for r in running.iter() {
+                        *r.preempted_by
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                            Some(id.to_owned());
+                        r.cancel.cancel();
+                        info!(preempted = %r.id, by = id, "goal preempted");
+                    }
+                }
+            }
+        }
+        let admitted = Admitted {
+            id: id.to_owned(),
+            cancel: outer.child_token(),
+            preempted_by: Arc::new(Mutex::new(None)),
+        };
+        running.push(admitted.clone());
+        Ok(admitted)
+    }
+
+    /// Goal `a` ended: its answer, saying so when it was preempted.
+    fn finish(&self, a: &Admitted, mut answer: GoalAnswer) -> GoalAnswer {
+        self.lock().retain(|r| r.id != a.id);
+        let by = a
+            .preempted_by
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        if let Some(by) = by
+            && !answer.success
+            && answer.error_code == error_code(FailureKind::Cancelled)
+        {
+            answer.error_msg = format!("preempted by a newer goal ({by})");
+            answer.summary = format!("preempted by {by}; {}", answer.summary);
+        }
+        answer
+    }
+}
+
 /// Runs ExecuteGoal action goals on the agent.
 struct ExecuteHandler {
     agent: Arc<Agent>,
     router: Arc<FeedbackRouter>,
     estop: watch::Receiver<bool>,
     estop_topic: String,
+    arbiter: Arc<GoalArbiter>,
 }
 
 #[async_trait]
@@ -270,11 +365,23 @@ impl GoalHandler<ExecuteGoalAction> for ExecuteHandler {
             });
         }
         let id = ctx.goal_id().to_string();
+        let admitted = match self.arbiter.admit(&id, ctx.cancellation()) {
+            Ok(a) => a,
+            Err(a) => {
+                warn!("{}: {}", names::EXECUTE_ACTION, a.error_msg);
+                return GoalOutcome::Aborted(ExecuteGoalActionResult {
+                    success: a.success,
+                    error_code: a.error_code,
+                    error_msg: a.error_msg,
+                    summary: a.summary,
+                });
+            }
+        };
         let mut feedback = self.router.register(&id);
         let run = async {
             let report = self
                 .agent
-                .run_goal(id.clone(), &goal.goal, ctx.cancellation().clone())
+                .run_goal(id.clone(), &goal.goal, admitted.cancel.clone())
                 .await;
             self.router.unregister(&id);
             report
@@ -287,7 +394,7 @@ impl GoalHandler<ExecuteGoalAction> for ExecuteHandler {
             }
         };
         let (report, ()) = tokio::join!(run, forward);
-        let a = answer(&report);
+        let a = self.arbiter.finish(&admitted, answer(&report));
         info!(goal = %report.goal, success = a.success, "{}", report.summary);
         let result = ExecuteGoalActionResult {
             success: a.success,
@@ -382,27 +489,34 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
     let estop = EStopBinding::new(&node, &c.common.safety.estop_topic)?;
     let estop_topic = c.common.safety.estop_topic.clone();
     let counter = Arc::new(AtomicU64::new(0));
-    let a = agent.clone();
+    let arbiter = Arc::new(GoalArbiter::new(c.agent_node.when_busy));
+    let (a, arb) = (agent.clone(), arbiter.clone());
     let (stopped, topic) = (estop.watch(), estop_topic.clone());
     let service = node.serve::<ExecuteGoal, _, _>(
         names::EXECUTE_GOAL_SERVICE,
         move |req: ExecuteGoalRequest| {
             let (a, n) = (a.clone(), counter.fetch_add(1, Ordering::Relaxed) + 1);
-            let refused = refused_while_stopped(&stopped, &topic);
+            let id = format!("srv-{n}");
+            let admitted = match refused_while_stopped(&stopped, &topic) {
+                Some(refused) => Err(refused),
+                None => arb.admit(&id, &CancellationToken::new()),
+            };
+            let arb = arb.clone();
             async move {
-                if let Some(ans) = refused {
-                    warn!("{}: {}", names::EXECUTE_GOAL_SERVICE, ans.error_msg);
-                    return ExecuteGoalResponse {
-                        success: ans.success,
-                        error_code: ans.error_code,
-                        error_msg: ans.error_msg,
-                        summary: ans.summary,
-                    };
-                }
-                let report = a
-                    .run_goal(format!("srv-{n}"), &req.goal, CancellationToken::new())
-                    .await;
-                let ans = answer(&report);
+                let admitted = match admitted {
+                    Ok(admitted) => admitted,
+                    Err(ans) => {
+                        warn!("{}: {}", names::EXECUTE_GOAL_SERVICE, ans.error_msg);
+                        return ExecuteGoalResponse {
+                            success: ans.success,
+                            error_code: ans.error_code,
+                            error_msg: ans.error_msg,
+                            summary: ans.summary,
+                        };
+                    }
+                };
+                let report = a.run_goal(id, &req.goal, admitted.cancel.clone()).await;
+                let ans = arb.finish(&admitted, answer(&report));
                 info!(goal = %report.goal, success = ans.success, "{}", report.summary);
                 ExecuteGoalResponse {
                     success: ans.success,
@@ -415,12 +529,20 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
     )?;
     let action = node.action_server::<ExecuteGoalAction, _>(
         names::EXECUTE_ACTION,
-        ActionServerOptions::default(),
+        ActionServerOptions {
+            // the action's own goals follow the same policy as the arbiter's
+            busy: match c.agent_node.when_busy {
+                WhenBusy::Preempt => BusyPolicy::Preempt,
+                WhenBusy::Reject => BusyPolicy::Reject,
+            },
+            ..ActionServerOptions::default()
+        },
         ExecuteHandler {
             agent: agent.clone(),
             router: router.clone(),
             estop: estop.watch(),
             estop_topic,
+            arbiter,
         },
     )?;
     info!(agent = ?agent.kind(), mobile = c.agent_node.mobile, "agent_node serving");

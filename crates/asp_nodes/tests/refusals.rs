@@ -185,3 +185,130 @@ async fn goals_are_refused_while_the_estop_is_engaged_and_taken_again_after() {
         .unwrap();
     assert_eq!(r.error_code, goal_refused::NO_VERB, "{r:?}");
 }
+
+/// Forwards the ids of the goals that made a tool call.
+struct Calls(tokio::sync::mpsc::UnboundedSender<String>);
+
+impl asp_agent::EventSink for Calls {
+    fn emit(&self, event: &asp_agent::AgentEvent) {
+        if let asp_agent::AgentEvent::ToolCalled { goal_id, .. } = event {
+            let _ = self.0.send(goal_id.clone());
+        }
+    }
+}
+
+/// One policy across the service and the action. agent_node runs alone, so every goal
+/// that gets past the grammar waits in its first tool call for an object map that never
+/// comes: it runs until something stops it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newer_goal_preempts_the_running_one_whichever_way_each_came() {
+    use asp_ros::msg::asp_interfaces::error_code;
+    let domain = common::fresh_domain();
+    let data = tempfile::tempdir().unwrap();
+    let cfg = common::config(&data, &[]);
+    let server = Transport::dds(common::dds_settings(domain, ServiceMapping::Cyclone)).unwrap();
+    let agent = asp_nodes::agent::agent_node(&cfg, &server).await.unwrap();
+    let (tx, mut calls) = tokio::sync::mpsc::unbounded_channel();
+    agent.watch(std::sync::Arc::new(Calls(tx)));
+    let me = client_node(domain);
+    let service = me
+        .client::<ExecuteGoal>(asp_nodes::names::EXECUTE_GOAL_SERVICE)
+        .unwrap();
+    let action = me
+        .action_client::<ExecuteGoalAction>(asp_nodes::names::EXECUTE_ACTION)
+        .unwrap();
+
+    // a service goal runs; an action goal preempts it
+    let first = tokio::spawn(async move {
+        service
+            .call(ExecuteGoalRequest {
+                goal: "pick up the mug".into(),
+            })
+            .await
+            .unwrap()
+    });
+    assert_eq!(calls.recv().await.unwrap(), "srv-1");
+    let cancel = CancellationToken::new();
+    let second = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            action
+                .execute(
+                    ExecuteGoalActionGoal {
+                        goal: "pick up the cup".into(),
+                    },
+                    &cancel,
+                    |_| {},
+                )
+                .await
+                .unwrap()
+        })
+    };
+    let r = first.await.unwrap();
+    assert!(!r.success);
+    assert_eq!(
+        r.error_code,
+        error_code(asp_core::FailureKind::Cancelled),
+        "{r:?}"
+    );
+    assert!(
+        r.error_msg.starts_with("preempted by a newer goal ("),
+        "{}",
+        r.error_msg
+    );
+    // the action goal runs now (its first call), and a cancel ends it as cancelled
+    let id = calls.recv().await.unwrap();
+    assert_ne!(id, "srv-1");
+    assert!(r.error_msg.contains(&id), "{} names {id}", r.error_msg);
+    cancel.cancel();
+    let result = second.await.unwrap();
+    assert_eq!(result.state, TerminalState::Canceled, "{:?}", result.result);
+    assert_eq!(result.result.error_msg, "the goal was cancelled");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_when_busy_reject_a_goal_is_refused_while_another_runs() {
+    let domain = common::fresh_domain();
+    let data = tempfile::tempdir().unwrap();
+    let cfg = common::config(&data, &["agent_node.when_busy=reject"]);
+    let server = Transport::dds(common::dds_settings(domain, ServiceMapping::Cyclone)).unwrap();
+    let agent = asp_nodes::agent::agent_node(&cfg, &server).await.unwrap();
+    let (tx, mut calls) = tokio::sync::mpsc::unbounded_channel();
+    agent.watch(std::sync::Arc::new(Calls(tx)));
+    let me = client_node(domain);
+    let service = std::sync::Arc::new(
+        me.client::<ExecuteGoal>(asp_nodes::names::EXECUTE_GOAL_SERVICE)
+            .unwrap(),
+    );
+    let running = {
+        let service = service.clone();
+        tokio::spawn(async move {
+            service
+                .call(ExecuteGoalRequest {
+                    goal: "pick up the mug".into(),
+                })
+                .await
+        })
+    };
+    assert_eq!(calls.recv().await.unwrap(), "srv-1");
+    // a client has one call in flight at a time: the second comes from another peer
+    let other = client_node(domain);
+    let r = other
+        .client::<ExecuteGoal>(asp_nodes::names::EXECUTE_GOAL_SERVICE)
+        .unwrap()
+        .call(ExecuteGoalRequest {
+            goal: "pick up the cup".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(r.error_code, goal_refused::BUSY, "{r:?}");
+    assert!(
+        r.error_msg.contains("goal srv-1 is running"),
+        "{}",
+        r.error_msg
+    );
+    // the action the same
+    let result = aborted_action(&me, "pick up the cup").await;
+    assert_eq!(result.error_code, goal_refused::BUSY, "{result:?}");
+    running.abort();
+}

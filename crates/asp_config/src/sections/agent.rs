@@ -19,6 +19,22 @@ pub struct AgentConfig {
     /// offline agent before acting on an object. Default false (tabletop).
     #[garde(skip)]
     pub mobile: bool,
+    /// A goal that arrives while another runs, through the service or the action
+    /// alike. Default `preempt`, as Nav2 does.
+    #[garde(skip)]
+    pub when_busy: WhenBusy,
+}
+
+/// What agent_node does with a goal that arrives while another runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum WhenBusy {
+    /// Stop the running goal (its result says it was preempted, and by which) and run
+    /// the new one.
+    #[default]
+    Preempt,
+    /// Refuse the new goal (error code 24, naming the running one).
+    Reject,
 }
 
 /// Which agent drives the tools.

@@ -497,6 +497,8 @@ pub mod goal_refused {
     pub const UNCLEAR: u16 = 22;
     /// The e-stop is engaged: no goal starts until it is released.
     pub const ESTOP: u16 = 23;
+    /// Another goal runs and `agent_node.when_busy` is `reject`.
+    pub const BUSY: u16 = 24;
 }
 
 /// The failure kind of an ExecuteGoal `error_code`; `None` for 0 (success) and unknown
