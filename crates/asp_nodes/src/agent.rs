@@ -161,6 +161,28 @@ pub struct GoalAnswer {
     pub summary: String,
 }
 
+impl From<GoalAnswer> for ExecuteGoalResponse {
+    fn from(a: GoalAnswer) -> Self {
+        Self {
+            success: a.success,
+            error_code: a.error_code,
+            error_msg: a.error_msg,
+            summary: a.summary,
+        }
+    }
+}
+
+impl From<GoalAnswer> for ExecuteGoalActionResult {
+    fn from(a: GoalAnswer) -> Self {
+        Self {
+            success: a.success,
+            error_code: a.error_code,
+            error_msg: a.error_msg,
+            summary: a.summary,
+        }
+    }
+}
+
 /// The answer for a finished goal (see the module notes on success).
 pub fn answer(report: &GoalReport) -> GoalAnswer {
     let last_failure = report.events.iter().rev().find_map(|e| match e {
@@ -355,26 +377,14 @@ impl GoalHandler<ExecuteGoalAction> for ExecuteHandler {
         goal: ExecuteGoalActionGoal,
         ctx: GoalContext<ExecuteGoalAction>,
     ) -> GoalOutcome<ExecuteGoalActionResult> {
-        if let Some(a) = refused_while_stopped(&self.estop, &self.estop_topic) {
-            warn!("{}: {}", names::EXECUTE_ACTION, a.error_msg);
-            return GoalOutcome::Aborted(ExecuteGoalActionResult {
-                success: a.success,
-                error_code: a.error_code,
-                error_msg: a.error_msg,
-                summary: a.summary,
-            });
-        }
         let id = ctx.goal_id().to_string();
-        let admitted = match self.arbiter.admit(&id, ctx.cancellation()) {
+        let admitted = match refused_while_stopped(&self.estop, &self.estop_topic)
+            .map_or_else(|| self.arbiter.admit(&id, ctx.cancellation()), Err)
+        {
             Ok(a) => a,
             Err(a) => {
                 warn!("{}: {}", names::EXECUTE_ACTION, a.error_msg);
-                return GoalOutcome::Aborted(ExecuteGoalActionResult {
-                    success: a.success,
-                    error_code: a.error_code,
-                    error_msg: a.error_msg,
-                    summary: a.summary,
-                });
+                return GoalOutcome::Aborted(ExecuteGoalActionResult::from(a));
             }
         };
         let mut feedback = self.router.register(&id);
@@ -396,12 +406,7 @@ impl GoalHandler<ExecuteGoalAction> for ExecuteHandler {
         let (report, ()) = tokio::join!(run, forward);
         let a = self.arbiter.finish(&admitted, answer(&report));
         info!(goal = %report.goal, success = a.success, "{}", report.summary);
-        let result = ExecuteGoalActionResult {
-            success: a.success,
-            error_code: a.error_code,
-            error_msg: a.error_msg,
-            summary: a.summary,
-        };
+        let result = ExecuteGoalActionResult::from(a);
         match report.status {
             GoalStatus::Cancelled => GoalOutcome::Canceled(result),
             _ if result.success => GoalOutcome::Succeeded(result),
@@ -497,33 +502,21 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
         move |req: ExecuteGoalRequest| {
             let (a, n) = (a.clone(), counter.fetch_add(1, Ordering::Relaxed) + 1);
             let id = format!("srv-{n}");
-            let admitted = match refused_while_stopped(&stopped, &topic) {
-                Some(refused) => Err(refused),
-                None => arb.admit(&id, &CancellationToken::new()),
-            };
+            let admitted = refused_while_stopped(&stopped, &topic)
+                .map_or_else(|| arb.admit(&id, &CancellationToken::new()), Err);
             let arb = arb.clone();
             async move {
                 let admitted = match admitted {
                     Ok(admitted) => admitted,
                     Err(ans) => {
                         warn!("{}: {}", names::EXECUTE_GOAL_SERVICE, ans.error_msg);
-                        return ExecuteGoalResponse {
-                            success: ans.success,
-                            error_code: ans.error_code,
-                            error_msg: ans.error_msg,
-                            summary: ans.summary,
-                        };
+                        return ExecuteGoalResponse::from(ans);
                     }
                 };
                 let report = a.run_goal(id, &req.goal, admitted.cancel.clone()).await;
                 let ans = arb.finish(&admitted, answer(&report));
                 info!(goal = %report.goal, success = ans.success, "{}", report.summary);
-                ExecuteGoalResponse {
-                    success: ans.success,
-                    error_code: ans.error_code,
-                    error_msg: ans.error_msg,
-                    summary: ans.summary,
-                }
+                ExecuteGoalResponse::from(ans)
             }
         },
     )?;

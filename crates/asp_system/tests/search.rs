@@ -4,29 +4,17 @@
 //! the map service never reads them.
 #![allow(clippy::unwrap_used)]
 
-use std::path::PathBuf;
+mod common;
 
-use asp_config::{ConfigLoader, LoadedConfig};
+use asp_config::LoadedConfig;
 use asp_core::robot::BaseNavigation;
 use asp_simulation::{SimSystem, SystemOptions, simulation};
 use asp_system::ObjectMapPort;
 
-fn config_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../config")
-}
-
 /// The oracle profile (the test follows one seed), the map built on the first
 /// retrieval, searching `reach` metres each way.
 fn config(data: &tempfile::TempDir, reach: f32) -> LoadedConfig {
-    let mut loader = ConfigLoader::new()
-        .dir(config_dir())
-        .unwrap()
-        .set(&format!("/**.paths.data_dir={}", data.path().display()))
-        .unwrap();
-    for o in asp_runtime::profile_overrides(&config_dir(), "oracle").unwrap() {
-        loader = loader.set(&o).unwrap();
-    }
-    let mut cfg = loader.load().unwrap();
+    let mut cfg = common::oracle_config(data);
     let m = &mut cfg.config.object_map_node.mapping;
     m.build_on_start = false;
     m.search.reach = reach;

@@ -1,30 +1,20 @@
 //! The map's survey through the apartment: what a build captures at each stop.
 #![allow(clippy::unwrap_used)]
 
-use std::path::PathBuf;
+mod common;
 
+use asp_config::LoadedConfig;
 use asp_config::sections::perception::SurveyLooks;
-use asp_config::{ConfigLoader, LoadedConfig};
 use asp_core::robot::BaseNavigation;
 use asp_sim::scenario::Scenario;
 use asp_simulation::{SimSystem, SystemOptions, scenario_simulation};
 use asp_system::ObjectMapPort;
 
-fn config_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../config")
-}
+use common::config_dir;
 
 /// The oracle profile: the test counts views, so the models' errors stay out of it.
 fn config(data: &tempfile::TempDir, looks: SurveyLooks) -> LoadedConfig {
-    let mut loader = ConfigLoader::new()
-        .dir(config_dir())
-        .unwrap()
-        .set(&format!("/**.paths.data_dir={}", data.path().display()))
-        .unwrap();
-    for o in asp_runtime::profile_overrides(&config_dir(), "oracle").unwrap() {
-        loader = loader.set(&o).unwrap();
-    }
-    let mut cfg = loader.load().unwrap();
+    let mut cfg = common::oracle_config(data);
     let m = &mut cfg.config.object_map_node.mapping;
     m.build_on_start = false;
     // two stops facing the kitchen counter, whose two green apples lie 35 cm apart

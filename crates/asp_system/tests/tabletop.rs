@@ -4,33 +4,15 @@
 //! of the system reads.
 #![allow(clippy::unwrap_used)]
 
-use std::path::PathBuf;
+mod common;
 
 use asp_agent::GoalStatus;
-use asp_config::{ConfigLoader, LoadedConfig};
 use asp_core::robot::CancellationToken;
 use asp_sim::scenario::Scenario;
 use asp_simulation::{SimSystem, SystemOptions, scenario_simulation};
 use asp_system::JournalEntry;
 
-fn config_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../config")
-}
-
-/// The shipped configuration on the oracle profile (`config/profiles/oracle.yaml`):
-/// these tests follow one seed through the whole system, so they use exact stand-ins;
-/// `asp eval` measures the realistic profile over many seeds.
-fn config(data: &tempfile::TempDir) -> LoadedConfig {
-    let mut loader = ConfigLoader::new()
-        .dir(config_dir())
-        .unwrap()
-        .set(&format!("/**.paths.data_dir={}", data.path().display()))
-        .unwrap();
-    for o in asp_runtime::profile_overrides(&config_dir(), "oracle").unwrap() {
-        loader = loader.set(&o).unwrap();
-    }
-    loader.load().unwrap()
-}
+use common::{config_dir, oracle_config as config};
 
 async fn run(file: &str) -> (SimSystem, Scenario, asp_agent::GoalReport) {
     let data = tempfile::tempdir().unwrap();

@@ -1,0 +1,25 @@
+//! Shared helpers of the system tests.
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::path::PathBuf;
+
+use asp_config::{ConfigLoader, LoadedConfig};
+
+pub fn config_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../config")
+}
+
+/// The shipped configuration on the oracle profile (`config/profiles/oracle.yaml`),
+/// data under `data`: these tests follow one seed through the system, so they use exact
+/// stand-ins; `asp eval` measures the realistic profile over many seeds.
+pub fn oracle_config(data: &tempfile::TempDir) -> LoadedConfig {
+    let mut loader = ConfigLoader::new()
+        .dir(config_dir())
+        .unwrap()
+        .set(&format!("/**.paths.data_dir={}", data.path().display()))
+        .unwrap();
+    for o in asp_runtime::profile_overrides(&config_dir(), "oracle").unwrap() {
+        loader = loader.set(&o).unwrap();
+    }
+    loader.load().unwrap()
+}
