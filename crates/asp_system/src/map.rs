@@ -130,6 +130,16 @@ const BACK_OFF_STEP_M: Real = 0.05;
 /// metres.
 const IN_FRONT_M: Real = 0.1;
 
+/// What stepping in front of a search's match gave.
+enum InFront {
+    /// Retrieved again from in front of it.
+    Confirmed(Retrieval),
+    /// It was in front already, or the base could not get there: the match stands.
+    Already,
+    /// The closer view matched nothing.
+    NotConfirmed,
+}
+
 /// The object map service.
 pub struct MapService {
     cfg: LoadedConfig,
@@ -442,11 +452,17 @@ impl MapService {
                 .await
                 .map_err(perception_error)?;
             if !found.keys.is_empty() {
+                // a match at the edge of a view is one model's word: the closer view
+                // must confirm it, or the search goes on
+                let found = match self.step_in_front(st, &found, &looks, &cancel).await? {
+                    InFront::Confirmed(again) => again,
+                    InFront::Already => found,
+                    InFront::NotConfirmed => {
+                        info!(query, offset, "a match the closer view did not confirm");
+                        continue;
+                    }
+                };
                 info!(query, offset, "found by searching sideways");
-                let found = self
-                    .step_in_front(st, &found, &looks, &cancel)
-                    .await?
-                    .unwrap_or(found);
                 st.seen_from = self.base.base_pose().await.ok();
                 st.seen_poses = looks.iter().flatten().copied().collect();
                 return Ok(Some(found));
@@ -465,29 +481,28 @@ impl MapService {
 
     /// After a search found `found`, at the edge of a view: steps sideways until its
     /// best match is straight ahead, as the robot stood to its start (within reach,
-    /// seen whole), looks again and retrieves again; `None` when there was no need or
-    /// the base could not go there (the search's match stands).
+    /// seen whole), looks again and retrieves again.
     async fn step_in_front(
         &self,
         st: &mut MapState,
         found: &Retrieval,
         looks: &[Option<usize>],
         cancel: &CancellationToken,
-    ) -> Result<Option<Retrieval>, ServiceError> {
+    ) -> Result<InFront, ServiceError> {
         let Some(centroid) = found.keys.first().and_then(|k| {
             Self::lookup(st, k)
                 .ok()
                 .and_then(|(o, _)| o.point_cloud.centroid())
         }) else {
-            return Ok(None);
+            return Ok(InFront::NotConfirmed);
         };
         let Ok(here) = self.base.base_pose().await else {
-            return Ok(None);
+            return Ok(InFront::Already);
         };
         let (sin, cos) = here.theta.sin_cos();
         let lateral = -(centroid.x - here.x) * sin + (centroid.y - here.y) * cos;
         if lateral.abs() < IN_FRONT_M {
-            return Ok(None);
+            return Ok(InFront::Already);
         }
         let stop = Pose2D::new(here.x - lateral * sin, here.y + lateral * cos, here.theta);
         let nav = self.navigate_near(stop, cancel).await;
@@ -496,7 +511,7 @@ impl MapService {
                 "could not step in front of what the search found ({})",
                 nav.error_msg
             );
-            return Ok(None);
+            return Ok(InFront::Already);
         }
         for look in looks {
             self.take_pose(look.map(|l| self.mapping.arm_poses[l].as_str()), cancel)
@@ -508,7 +523,11 @@ impl MapService {
             .retrieve(st.builder.map(), &mut st.registry, &found.query)
             .await
             .map_err(perception_error)?;
-        Ok((!again.keys.is_empty()).then_some(again))
+        Ok(if again.keys.is_empty() {
+            InFront::NotConfirmed
+        } else {
+            InFront::Confirmed(again)
+        })
     }
 
     /// Drives to `pose`, or, where the base would touch something there (a believed
