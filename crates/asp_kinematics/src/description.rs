@@ -94,6 +94,8 @@ pub struct KinematicTree {
     pub order: Vec<usize>,
     link_index: HashMap<String, usize>,
     joint_index: HashMap<String, usize>,
+    /// The URDF text this tree was read from (what `/robot_description` carries).
+    urdf: String,
 }
 
 impl KinematicTree {
@@ -112,7 +114,9 @@ impl KinematicTree {
             source_name: source_name.to_string(),
             message: e.to_string(),
         })?;
-        Self::from_urdf(&robot, source_name)
+        let mut tree = Self::from_urdf(&robot, source_name)?;
+        tree.urdf = text.to_owned();
+        Ok(tree)
     }
 
     fn from_urdf(robot: &urdf_rs::Robot, source_name: &str) -> Result<Self, DescriptionError> {
@@ -268,7 +272,29 @@ impl KinematicTree {
             order,
             link_index,
             joint_index,
+            urdf: String::new(),
         })
+    }
+
+    /// The URDF text the tree was read from.
+    pub fn urdf(&self) -> &str {
+        &self.urdf
+    }
+
+    /// Each joint's child frame in its parent frame for the joint values `values` (one
+    /// per tree joint; mimic joints follow their masters), indexed like `joints`.
+    pub fn joint_transforms(&self, values: &[f64]) -> Vec<Iso64> {
+        self.joints
+            .iter()
+            .enumerate()
+            .map(|(j, joint)| {
+                let q = match joint.mimic {
+                    Some((master, mult, offset)) => values[master] * mult + offset,
+                    None => values[j],
+                };
+                joint.transform(q)
+            })
+            .collect()
     }
 
     pub fn link(&self, name: &str) -> Option<usize> {
@@ -296,14 +322,10 @@ impl KinematicTree {
     /// joint; mimic joints are recomputed from their masters).
     pub fn link_poses(&self, values: &[f64]) -> Vec<Iso64> {
         let mut poses = vec![Iso64::identity(); self.links.len()];
+        let local = self.joint_transforms(values);
         for &l in &self.order {
             if let Some(j) = self.links[l].parent_joint {
-                let joint = &self.joints[j];
-                let q = match joint.mimic {
-                    Some((master, mult, offset)) => values[master] * mult + offset,
-                    None => values[j],
-                };
-                poses[l] = poses[joint.parent] * joint.transform(q);
+                poses[l] = poses[self.joints[j].parent] * local[j];
             }
         }
         poses

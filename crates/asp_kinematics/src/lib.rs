@@ -25,7 +25,8 @@ pub mod urdf_arm;
 pub use collision::{Collision, CollisionWorld, EmptyWorld, ShapeWorld, WorldObject};
 pub use error::{DescriptionError, IkError};
 pub use model::{
-    FingerGeometry, GripperSpec, IkOptions, JointSpec, LinkShape, RobotModel, SolutionFilter,
+    FingerGeometry, GripperSpec, IkOptions, JointFrame, JointSpec, LinkShape, RobotModel,
+    SolutionFilter,
 };
 pub use planner::{
     AttachedObject, JointTrajectory, MotionPlanner, PlanError, PlanRequest, PlannerSettings,

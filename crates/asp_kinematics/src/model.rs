@@ -122,6 +122,18 @@ impl Default for IkOptions {
     }
 }
 
+/// One joint of the description as a frame edge, as robot_state_publisher sends it:
+/// the child link in the parent link's frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JointFrame {
+    pub parent: String,
+    pub child: String,
+    /// `parent_T_child` at the joint's current value.
+    pub pose: Isometry3,
+    /// A fixed joint (`/tf_static`); the others move (`/tf`).
+    pub fixed: bool,
+}
+
 /// A check the IK solver applies to each solution (e.g. "not in collision"); `Err`
 /// carries the reason of a rejection.
 pub type SolutionFilter<'a> = &'a dyn Fn(&[f64]) -> Result<(), String>;
@@ -162,6 +174,13 @@ pub trait RobotModel: Send + Sync + fmt::Debug {
 
     /// As [`RobotModel::link_poses`], with the fingers `finger_gap` metres apart.
     fn link_poses_with_gap(&self, q: &[f64], finger_gap: f64) -> Vec<(String, Isometry3)>;
+
+    /// Every joint of the description at `q` with the fingers `finger_gap` metres
+    /// apart, as parent-to-child frame edges (the tree `/tf` and `/tf_static` carry).
+    fn joint_frames(&self, q: &[f64], finger_gap: f64) -> Vec<JointFrame>;
+
+    /// The URDF text of the description (`/robot_description`).
+    fn urdf(&self) -> &str;
 
     /// One link's pose at `q` in the arm base frame; `None` for an unknown link.
     fn link_pose(&self, q: &[f64], link: &str) -> Option<Isometry3>;

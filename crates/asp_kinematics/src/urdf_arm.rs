@@ -13,7 +13,8 @@ use crate::description::{Geometry, JointKind, KinematicTree, Srdf};
 use crate::error::{DescriptionError, IkError};
 use crate::ik::SerialChain;
 use crate::model::{
-    FingerGeometry, GripperSpec, IkOptions, JointSpec, LinkShape, RobotModel, SolutionFilter,
+    FingerGeometry, GripperSpec, IkOptions, JointFrame, JointSpec, LinkShape, RobotModel,
+    SolutionFilter,
 };
 use crate::{Iso64, to_f32, to_f64};
 
@@ -501,6 +502,25 @@ impl RobotModel for UrdfArm {
             .collect()
     }
 
+    fn joint_frames(&self, q: &[f64], finger_gap: f64) -> Vec<JointFrame> {
+        let local = self.tree.joint_transforms(&self.values(q, finger_gap));
+        self.tree
+            .joints
+            .iter()
+            .zip(local)
+            .map(|(j, pose)| JointFrame {
+                parent: self.tree.links[j.parent].name.clone(),
+                child: self.tree.links[j.child].name.clone(),
+                pose: to_f32(&pose),
+                fixed: !j.kind.is_movable(),
+            })
+            .collect()
+    }
+
+    fn urdf(&self) -> &str {
+        self.tree.urdf()
+    }
+
     fn link_pose(&self, q: &[f64], link: &str) -> Option<Isometry3> {
         let l = self.tree.link(link)?;
         Some(to_f32(&self.poses(q, self.gripper.max_gap)[l]))
@@ -674,6 +694,12 @@ impl RobotModel for Xarm6 {
     }
     fn link_poses_with_gap(&self, q: &[f64], finger_gap: f64) -> Vec<(String, Isometry3)> {
         self.0.link_poses_with_gap(q, finger_gap)
+    }
+    fn joint_frames(&self, q: &[f64], finger_gap: f64) -> Vec<JointFrame> {
+        self.0.joint_frames(q, finger_gap)
+    }
+    fn urdf(&self) -> &str {
+        self.0.urdf()
     }
     fn link_pose(&self, q: &[f64], link: &str) -> Option<Isometry3> {
         self.0.link_pose(q, link)

@@ -30,11 +30,13 @@ use asp_ros::msg::asp_interfaces::{
 };
 use asp_ros::msg::builtin_interfaces::Time;
 use asp_ros::msg::std_msgs::Header;
+use asp_ros::params::{ParamValue, ParameterServices};
 use asp_ros::transport::{Publisher, ServiceServer};
 use asp_ros::{Qos, Transport};
 use asp_system::{GraphBackend, Journal, NavigationPort, verified_success};
 use async_trait::async_trait;
 use tokio::sync::{mpsc, watch};
+
 use tracing::{info, warn};
 
 use crate::NodeError;
@@ -43,6 +45,7 @@ use crate::estop::EStopBinding;
 use crate::goto::GoToClient;
 use crate::map::ObjectMapClient;
 use crate::names;
+use crate::params::{Settable, serve_node_parameters};
 use crate::skill::SkillClient;
 
 /// Publishes the symbolic state on `/asp/state`.
@@ -278,7 +281,8 @@ fn refused_while_stopped(estop: &watch::Receiver<bool>, topic: &str) -> Option<G
 /// cancellation point (a tool call in flight is stopped), and its result names the goal
 /// that preempted it.
 struct GoalArbiter {
-    policy: WhenBusy,
+    /// `agent_node.when_busy`, settable while serving (`ros2 param set`).
+    policy: watch::Receiver<WhenBusy>,
     running: Mutex<Vec<Admitted>>,
 }
 
@@ -292,7 +296,7 @@ struct Admitted {
 }
 
 impl GoalArbiter {
-    fn new(policy: WhenBusy) -> Self {
+    fn new(policy: watch::Receiver<WhenBusy>) -> Self {
         Self {
             policy,
             running: Mutex::new(Vec::new()),
@@ -309,7 +313,8 @@ impl GoalArbiter {
     fn admit(&self, id: &str, outer: &CancellationToken) -> Result<Admitted, GoalAnswer> {
         let mut running = self.lock();
         if let Some(other) = running.first() {
-            match self.policy {
+            let policy = *self.policy.borrow();
+            match policy {
                 WhenBusy::Reject => {
                     return Err(GoalAnswer {
                         success: false,
@@ -424,6 +429,7 @@ pub struct AgentNode {
     estop: EStopBinding,
     _service: ServiceServer,
     _action: ActionServer<ExecuteGoalAction>,
+    _parameters: ParameterServices,
 }
 
 impl AgentNode {
@@ -494,7 +500,32 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
     let estop = EStopBinding::new(&node, &c.common.safety.estop_topic)?;
     let estop_topic = c.common.safety.estop_topic.clone();
     let counter = Arc::new(AtomicU64::new(0));
-    let arbiter = Arc::new(GoalArbiter::new(c.agent_node.when_busy));
+    let (when_busy, policy) = watch::channel(c.agent_node.when_busy);
+    let (action_busy, action_policy) = watch::channel(busy_policy(c.agent_node.when_busy));
+    let arbiter = Arc::new(GoalArbiter::new(policy));
+    let parameters = serve_node_parameters(
+        &node,
+        cfg,
+        "agent_node",
+        vec![Settable {
+            name: "when_busy",
+            description: "what a goal that arrives while another runs does: preempt it, or be refused with code 24",
+            constraints: "preempt or reject",
+            apply: Box::new(move |value| {
+                let policy = match value {
+                    ParamValue::String(s) => {
+                        serde_json::from_value::<WhenBusy>(serde_json::json!(s))
+                            .map_err(|_| format!("{s:?} is neither preempt nor reject"))?
+                    }
+                    _ => return Err("a string: preempt or reject".to_owned()),
+                };
+                when_busy.send_replace(policy);
+                action_busy.send_replace(busy_policy(policy));
+                info!(?policy, "agent_node.when_busy set");
+                Ok(())
+            }),
+        }],
+    )?;
     let (a, arb) = (agent.clone(), arbiter.clone());
     let (stopped, topic) = (estop.watch(), estop_topic.clone());
     let service = node.serve::<ExecuteGoal, _, _>(
@@ -524,10 +555,7 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
         names::EXECUTE_ACTION,
         ActionServerOptions {
             // the action's own goals follow the same policy as the arbiter's
-            busy: match c.agent_node.when_busy {
-                WhenBusy::Preempt => BusyPolicy::Preempt,
-                WhenBusy::Reject => BusyPolicy::Reject,
-            },
+            busy: action_policy,
             ..ActionServerOptions::default()
         },
         ExecuteHandler {
@@ -546,7 +574,16 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
         estop,
         _service: service,
         _action: action,
+        _parameters: parameters,
     })
+}
+
+/// The action server's form of `agent_node.when_busy`.
+fn busy_policy(when_busy: WhenBusy) -> BusyPolicy {
+    match when_busy {
+        WhenBusy::Preempt => BusyPolicy::Preempt,
+        WhenBusy::Reject => BusyPolicy::Reject,
+    }
 }
 
 #[cfg(test)]

@@ -27,4 +27,6 @@ pub enum NodeError {
     },
     #[error("{0}")]
     Launch(String),
+    #[error("parameters: {0}")]
+    Parameters(String),
 }

@@ -54,6 +54,7 @@ pub mod launch;
 pub mod map;
 pub mod names;
 pub mod nodes;
+pub mod params;
 pub mod run;
 pub mod scene;
 pub mod skill;

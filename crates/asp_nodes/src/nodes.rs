@@ -20,6 +20,7 @@ use asp_config::sections::skills::ObserverBackend;
 use asp_ros::Transport;
 use asp_ros::action::ActionServer;
 use asp_ros::msg::asp_interfaces::{DetectAffordances, ExecuteSkill, GoTo};
+use asp_ros::params::ParameterServices;
 use asp_ros::robot::{GripperCommandClient, MoveGroupArm, Nav2Base, TfBuffer};
 use asp_skills::{BlindObserver, LocalVerifier, PerceptionObserver, SceneObserver, SkillExecutor};
 use asp_system::affordance::AffordanceService;
@@ -36,6 +37,7 @@ use crate::estop::EStopBinding;
 use crate::goto::serve_go_to;
 use crate::grid::MapTopicGrid;
 use crate::map::{ObjectMapClient, ObjectMapServer, serve_object_map};
+use crate::params::serve_node_parameters;
 use crate::scene::PlanningSceneClient;
 use crate::skill::serve_skills;
 use crate::verifier::{VerifierClient, VerifierServer, serve_verifier};
@@ -77,6 +79,7 @@ pub struct ObjectMapNode {
     /// The survey drives and mapping poses stop on it.
     pub estop: EStopBinding,
     _build: Option<AbortOnDrop>,
+    _parameters: ParameterServices,
 }
 
 impl std::fmt::Debug for ObjectMapNode {
@@ -95,6 +98,7 @@ pub async fn object_map_node(
 ) -> Result<ObjectMapNode, NodeError> {
     let c = &cfg.config;
     let node = transport.node("object_map_node")?;
+    let parameters = serve_node_parameters(&node, cfg, "object_map_node", Vec::new())?;
     let frames = &c.common.frames;
     let tf = TfBuffer::new(&node)?;
     let mut cameras = c.object_map_node.mapping.cameras.clone();
@@ -142,6 +146,7 @@ pub async fn object_map_node(
         server,
         estop,
         _build: build,
+        _parameters: parameters,
     })
 }
 
@@ -149,6 +154,7 @@ pub async fn object_map_node(
 pub struct AffordanceNode {
     pub service: Arc<AffordanceService>,
     _server: ActionServer<DetectAffordances>,
+    _parameters: ParameterServices,
 }
 
 impl std::fmt::Debug for AffordanceNode {
@@ -165,6 +171,7 @@ pub async fn affordance_node(
     options: &NodeOptions,
 ) -> Result<AffordanceNode, NodeError> {
     let node = transport.node("affordance_node")?;
+    let parameters = serve_node_parameters(&node, cfg, "affordance_node", Vec::new())?;
     let map: Arc<dyn ObjectMapPort> = Arc::new(ObjectMapClient::new(&node)?.with_crops(true));
     let memory = if options.memory {
         let models = asp_perception::factory::models(cfg)?;
@@ -178,6 +185,7 @@ pub async fn affordance_node(
     Ok(AffordanceNode {
         service,
         _server: server,
+        _parameters: parameters,
     })
 }
 
@@ -186,6 +194,7 @@ pub async fn affordance_node(
 pub struct VerifierNode {
     pub instance: u32,
     _server: VerifierServer,
+    _parameters: ParameterServices,
 }
 
 /// Starts verifier_node: the commit gate and the outcome checks of the configuration.
@@ -195,6 +204,7 @@ pub async fn verifier_node(
     options: &NodeOptions,
 ) -> Result<VerifierNode, NodeError> {
     let node = transport.node("verifier_node")?;
+    let parameters = serve_node_parameters(&node, cfg, "verifier_node", Vec::new())?;
     let instance = options.verifier_instance.unwrap_or_else(fresh_instance);
     let vlm = asp_system::models::outcome_vlm(&cfg.config)?;
     let verifier = Arc::new(LocalVerifier::from_config(&cfg.config, instance, vlm));
@@ -203,6 +213,7 @@ pub async fn verifier_node(
     Ok(VerifierNode {
         instance,
         _server: server,
+        _parameters: parameters,
     })
 }
 
@@ -211,6 +222,7 @@ pub struct SkillExecutorNode {
     pub service: Arc<SkillService>,
     pub estop: EStopBinding,
     _server: ActionServer<ExecuteSkill>,
+    _parameters: ParameterServices,
 }
 
 impl std::fmt::Debug for SkillExecutorNode {
@@ -227,6 +239,7 @@ pub async fn skill_executor_node(
 ) -> Result<SkillExecutorNode, NodeError> {
     let c = &cfg.config;
     let node = transport.node("skill_executor_node")?;
+    let parameters = serve_node_parameters(&node, cfg, "skill_executor_node", Vec::new())?;
     let interfaces = &c.skill_executor_node.interfaces;
     let tf = TfBuffer::new(&node)?;
     let arm = MoveGroupArm::new(&node, interfaces, &c.common.safety, tf.clone())?;
@@ -268,6 +281,7 @@ pub async fn skill_executor_node(
         service,
         estop,
         _server: server,
+        _parameters: parameters,
     })
 }
 
@@ -276,6 +290,7 @@ pub struct GoToNode {
     pub service: Arc<GoToService>,
     pub estop: EStopBinding,
     _server: ActionServer<GoTo>,
+    _parameters: ParameterServices,
 }
 
 impl std::fmt::Debug for GoToNode {
@@ -289,6 +304,7 @@ impl std::fmt::Debug for GoToNode {
 pub async fn go_to_node(cfg: &LoadedConfig, transport: &Transport) -> Result<GoToNode, NodeError> {
     let c = &cfg.config;
     let node = transport.node("go_to_node")?;
+    let parameters = serve_node_parameters(&node, cfg, "go_to_node", Vec::new())?;
     let frames = &c.common.frames;
     let tf = TfBuffer::new(&node)?;
     let base = Nav2Base::new(
@@ -320,5 +336,6 @@ pub async fn go_to_node(cfg: &LoadedConfig, transport: &Transport) -> Result<GoT
         service,
         estop,
         _server: server,
+        _parameters: parameters,
     })
 }

@@ -1,5 +1,6 @@
 //! Bad goals over the ROS interfaces: agent_node alone on DDS, asked from a second
-//! participant through `/asp/execute_goal` and `/asp/execute`. Each refusal class comes
+//! participant through `/asp/execute_goal` and `/asp/execute` (and its busy policy set
+//! through its parameter services). Each refusal class comes
 //! back at once with its own error code and a message that describes the input without
 //! repeating it, and the node keeps serving afterwards. No other node runs: a refused
 //! goal never reaches the map, the skills or a model.
@@ -11,6 +12,11 @@ use asp_core::robot::CancellationToken;
 use asp_ros::msg::TerminalState;
 use asp_ros::msg::asp_interfaces::{
     ExecuteGoal, ExecuteGoalAction, ExecuteGoalActionGoal, ExecuteGoalRequest, goal_refused,
+};
+use asp_ros::msg::rcl_interfaces::{
+    DescribeParameters, DescribeParametersRequest, GetParameters, GetParametersRequest,
+    ListParameters, ListParametersRequest, Parameter, ParameterValue, SetParameters,
+    SetParametersRequest, SetParametersResult, parameter_type,
 };
 use asp_ros::transport::ServiceMapping;
 use asp_ros::{Node, Transport};
@@ -266,16 +272,102 @@ async fn a_newer_goal_preempts_the_running_one_whichever_way_each_came() {
     assert_eq!(result.result.error_msg, "the goal was cancelled");
 }
 
+fn string_value(s: &str) -> ParameterValue {
+    ParameterValue {
+        r#type: parameter_type::STRING,
+        string_value: s.into(),
+        ..Default::default()
+    }
+}
+
+async fn set_parameter(me: &Node, name: &str, value: ParameterValue) -> SetParametersResult {
+    let mut r = me
+        .client::<SetParameters>("/agent_node/set_parameters")
+        .unwrap()
+        .call(SetParametersRequest {
+            parameters: vec![Parameter {
+                name: name.into(),
+                value,
+            }],
+        })
+        .await
+        .unwrap();
+    assert_eq!(r.results.len(), 1);
+    r.results.remove(0)
+}
+
+/// `ros2 param` against agent_node: its settings listed, read and described; the busy
+/// policy set to reject (a bad value or a read-only parameter refused, saying why), after
+/// which a goal is refused while another runs, from the service and the action alike.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn with_when_busy_reject_a_goal_is_refused_while_another_runs() {
+async fn when_busy_set_to_reject_as_a_parameter_refuses_a_goal_while_another_runs() {
     let domain = common::fresh_domain();
     let data = tempfile::tempdir().unwrap();
-    let cfg = common::config(&data, &["agent_node.when_busy=reject"]);
+    let cfg = common::config(&data, &[]);
     let server = Transport::dds(common::dds_settings(domain, ServiceMapping::Cyclone)).unwrap();
     let agent = asp_nodes::agent::agent_node(&cfg, &server).await.unwrap();
     let (tx, mut calls) = tokio::sync::mpsc::unbounded_channel();
     agent.watch(std::sync::Arc::new(Calls(tx)));
     let me = client_node(domain);
+
+    let listed = me
+        .client::<ListParameters>("/agent_node/list_parameters")
+        .unwrap()
+        .call(ListParametersRequest::default())
+        .await
+        .unwrap()
+        .result
+        .names;
+    for name in ["when_busy", "safety.max_velocity_scaling", "use_sim_time"] {
+        assert!(listed.iter().any(|n| n == name), "{name} not in {listed:?}");
+    }
+    let got = me
+        .client::<GetParameters>("/agent_node/get_parameters")
+        .unwrap()
+        .call(GetParametersRequest {
+            names: vec!["when_busy".into(), "safety.max_velocity_scaling".into()],
+        })
+        .await
+        .unwrap()
+        .values;
+    assert_eq!(got[0].string_value, "preempt");
+    assert_eq!(got[1].r#type, parameter_type::DOUBLE);
+    assert!((got[1].double_value - cfg.config.common.safety.max_velocity_scaling).abs() < 1e-12);
+    let described = me
+        .client::<DescribeParameters>("/agent_node/describe_parameters")
+        .unwrap()
+        .call(DescribeParametersRequest {
+            names: vec!["when_busy".into(), "safety.max_velocity_scaling".into()],
+        })
+        .await
+        .unwrap()
+        .descriptors;
+    assert!(!described[0].read_only && described[0].additional_constraints.contains("reject"));
+    assert!(described[1].read_only);
+
+    let refused = set_parameter(&me, "when_busy", string_value("sometimes")).await;
+    assert!(!refused.successful);
+    assert!(
+        refused.reason.contains("\"sometimes\" is neither"),
+        "{}",
+        refused.reason
+    );
+    let refused = set_parameter(
+        &me,
+        "safety.max_velocity_scaling",
+        ParameterValue {
+            r#type: parameter_type::DOUBLE,
+            double_value: 1.0,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert!(
+        !refused.successful && refused.reason.contains("read-only"),
+        "{refused:?}"
+    );
+    let set = set_parameter(&me, "when_busy", string_value("reject")).await;
+    assert!(set.successful, "{set:?}");
     let service = std::sync::Arc::new(
         me.client::<ExecuteGoal>(asp_nodes::names::EXECUTE_GOAL_SERVICE)
             .unwrap(),

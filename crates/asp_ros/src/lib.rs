@@ -6,6 +6,7 @@
 //! - [`transport`]: one API for topics, services and actions over two backends, real
 //!   DDS (ros2-client on RustDDS, no ROS install needed) and in-process channels.
 //! - [`action`]: action semantics like Nav2's, written once over either backend.
+//! - [`params`]: ROS 2 parameters and their `rcl_interfaces` services.
 
 pub mod action;
 pub mod cdr;
@@ -13,6 +14,7 @@ pub mod convert;
 mod error;
 pub mod idl;
 pub mod msg;
+pub mod params;
 pub mod robot;
 pub mod transport;
 

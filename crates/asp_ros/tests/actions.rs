@@ -305,10 +305,7 @@ async fn busy_server_rejects_when_configured(backend: Backend) {
     let _server = serve(
         &s,
         &worker,
-        ActionServerOptions {
-            busy: BusyPolicy::Reject,
-            ..ActionServerOptions::default()
-        },
+        ActionServerOptions::default().with_busy(BusyPolicy::Reject),
     );
     let client = s
         .client_node

@@ -16,5 +16,5 @@ pub mod world;
 mod yaml;
 
 pub use error::SimError;
-pub use sim::{FrameTap, SimRobot, SimSettings, SimState};
+pub use sim::{FrameTap, ODOM_FRAME, RobotFrames, SimRobot, SimSettings, SimState};
 pub use world::{World, load_world, parse_world};

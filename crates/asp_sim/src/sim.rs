@@ -193,6 +193,16 @@ impl SimState {
     }
 }
 
+/// The odometry frame (REP 105).
+pub const ODOM_FRAME: &str = "odom";
+
+/// The robot's TF edges: those that move (`/tf`) and the fixed joints (`/tf_static`).
+#[derive(Debug, Clone, Default)]
+pub struct RobotFrames {
+    pub moving: Vec<Transform>,
+    pub fixed: Vec<Transform>,
+}
+
 /// A cloneable handle on one simulation.
 #[derive(Clone)]
 pub struct SimRobot {
@@ -200,6 +210,8 @@ pub struct SimRobot {
     model: Arc<dyn RobotModel>,
     planner: Arc<MotionPlanner>,
     settings: Arc<SimSettings>,
+    /// Where the odometry frame starts: the base's start pose.
+    odom_origin: Pose2D,
     fingers: FingerGeometry,
     arm_busy: Arc<tokio::sync::Mutex<()>>,
     base_busy: Arc<tokio::sync::Mutex<()>>,
@@ -282,6 +294,7 @@ impl SimRobot {
             model,
             planner: Arc::new(planner),
             settings: Arc::new(settings),
+            odom_origin: base,
             fingers,
             arm_busy: Arc::new(tokio::sync::Mutex::new(())),
             frame_tap: Arc::new(Mutex::new(None)),
@@ -419,32 +432,34 @@ impl SimRobot {
         NavMap::build(&s.world, &self.settings.grid, |o| Some(o) == held)
     }
 
-    /// The TF tree: `map → base_link` and `base_link → <link>` for every link and frame
-    /// of the robot description (cameras included), plus `map → <object>` for every object.
-    pub fn tf_tree(&self) -> Vec<Transform> {
+    /// The robot's frames as its own stack publishes them (REP 105 and
+    /// robot_state_publisher): `map → odom` (localisation; odom's origin is where the base
+    /// started), `odom → base` (odometry) and every joint of the description, parent link
+    /// to child link. Object poses are ground truth and never leave the simulator.
+    pub fn robot_frames(&self) -> RobotFrames {
         let s = self.lock();
-        let base = self.model.base_frame().to_owned();
-        let mount = self.model.mount();
-        let mut out = vec![Transform::new(
-            FrameId::map(),
-            base.as_str(),
-            s.robot.believed_base().to_isometry(),
-        )];
-        out.push(Transform::new(
-            base.as_str(),
-            self.model.arm_base_frame(),
-            mount,
-        ));
-        for (link, pose) in self.model.link_poses(&s.robot.q) {
-            if link == base || link == self.model.arm_base_frame() {
-                continue;
+        let base = self.model.base_frame();
+        let odom_t_base =
+            self.odom_origin.to_isometry().inverse() * s.robot.believed_base().to_isometry();
+        let mut frames = RobotFrames {
+            moving: vec![
+                Transform::new(FrameId::map(), ODOM_FRAME, self.odom_origin.to_isometry()),
+                Transform::new(ODOM_FRAME, base, odom_t_base),
+            ],
+            fixed: Vec::new(),
+        };
+        for j in self
+            .model
+            .joint_frames(&s.robot.q, f64::from(s.robot.opening))
+        {
+            let tf = Transform::new(j.parent.as_str(), j.child.as_str(), j.pose);
+            if j.fixed {
+                frames.fixed.push(tf);
+            } else {
+                frames.moving.push(tf);
             }
-            out.push(Transform::new(base.as_str(), link.as_str(), mount * pose));
         }
-        for o in &s.world.objects {
-            out.push(Transform::new(FrameId::map(), o.name.as_str(), o.pose));
-        }
-        out
+        frames
     }
 
     /// Joint names and positions: the arm joints, then the finger joints.

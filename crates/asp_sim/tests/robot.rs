@@ -11,7 +11,7 @@ use asp_core::robot::{
     ArmMotion, BaseNavigation, CancellationToken, FrameSource, Gripper, GripperGoal, MotionKind,
     MoveItErrorCode, NavErrorCode, PoseGoal, RobotError, TerminalStatus,
 };
-use asp_core::{FrameId, Isometry3, Pose2D};
+use asp_core::{FrameId, Isometry3, Pose2D, Transform};
 use asp_kinematics::{RobotModel, Xarm6};
 use asp_sim::render::DepthNoise;
 use asp_sim::{SimRobot, SimSettings, load_world};
@@ -313,29 +313,56 @@ async fn cameras_follow_the_base_and_the_arm() {
 }
 
 #[tokio::test]
-async fn tf_tree_composes_to_the_tool_pose() {
+async fn robot_frames_form_the_urdf_tree_under_map_and_odom() {
     let sim = tabletop(SimSettings::default());
-    let tf = sim.tf_tree();
-    let get = |parent: &str, child: &str| {
-        tf.iter()
-            .find(|t| t.parent.as_str() == parent && t.child.as_str() == child)
-            .unwrap_or_else(|| panic!("no {parent} -> {child}"))
-            .clone()
-    };
-    let map_base = get("map", "base_link");
-    let base_tcp = get("base_link", "link_tcp");
-    let tool = map_base.then(&base_tcp).unwrap();
-    let direct = sim.tool_pose(&FrameId::map()).await.unwrap();
-    assert!((tool.iso.translation.vector - direct.translation.vector).norm() < 1e-5);
-    get("base_link", "head_camera_optical_frame");
-    get("base_link", "wrist_camera_optical_frame");
-    get("map", "mug");
-    // every frame has exactly one parent
-    let mut children: Vec<&str> = tf.iter().map(|t| t.child.as_str()).collect();
+    let frames = sim.robot_frames();
+    let all: Vec<&Transform> = frames.moving.iter().chain(&frames.fixed).collect();
+    // every frame has exactly one parent, and the tree is rooted at map
+    let mut children: Vec<&str> = all.iter().map(|t| t.child.as_str()).collect();
     let n = children.len();
     children.sort();
     children.dedup();
-    assert_eq!(children.len(), n);
+    assert_eq!(children.len(), n, "a frame with two parents");
+    assert!(all.iter().all(|t| t.child.as_str() != "map"));
+    let parent_of = |child: &str| {
+        all.iter()
+            .find(|t| t.child.as_str() == child)
+            .map(|t| t.parent.as_str().to_owned())
+    };
+    assert_eq!(parent_of("odom").as_deref(), Some("map"));
+    assert_eq!(parent_of("base_link").as_deref(), Some("odom"));
+    // links hang from their joints' parents, not from the base
+    assert_eq!(parent_of("link2").as_deref(), Some("link1"));
+    assert_eq!(
+        parent_of("wrist_camera_optical_frame").as_deref(),
+        Some("wrist_camera_link")
+    );
+    // no object (ground truth) among them
+    assert!(parent_of("mug").is_none());
+    // fixed joints are static, moving joints are not
+    let is_fixed = |child: &str| frames.fixed.iter().any(|t| t.child.as_str() == child);
+    assert!(is_fixed("link_base") && is_fixed("head_camera_optical_frame"));
+    assert!(!is_fixed("link1") && !is_fixed("left_finger") && !is_fixed("base_link"));
+    // composed from map to the tool, the chain is where the arm says its tool is
+    let composed = map_t(&all, "link_tcp");
+    let direct = sim.tool_pose(&FrameId::map()).await.unwrap();
+    assert!((composed.translation.vector - direct.translation.vector).norm() < 1e-4);
+    assert!(composed.rotation.angle_to(&direct.rotation) < 1e-3);
+}
+
+/// `map_T_frame`, climbing the edges from `frame` to `map`.
+fn map_t(edges: &[&Transform], frame: &str) -> Isometry3 {
+    let mut acc = Isometry3::identity();
+    let mut current = frame.to_owned();
+    while current != "map" {
+        let e = edges
+            .iter()
+            .find(|t| t.child.as_str() == current)
+            .unwrap_or_else(|| panic!("{current} has no parent"));
+        acc = e.iso * acc;
+        current = e.parent.as_str().to_owned();
+    }
+    acc
 }
 
 #[tokio::test]
@@ -391,12 +418,11 @@ async fn after_a_drive_the_robot_believes_it_is_where_it_was_sent_give_or_take_i
     assert!(off > 1e-3 && off < 0.3, "{off}");
     // /tf and the cameras carry the belief: the head camera sits where the believed
     // base puts it, rendered from where it truly is
-    let tf = sim.tf_tree();
-    let map_base = tf
-        .iter()
-        .find(|t| t.parent == FrameId::map() && t.child.as_str() == sim.model().base_frame())
-        .unwrap();
-    assert!((map_base.iso.translation.vector.x - believed.x).abs() < 1e-4);
+    let frames = sim.robot_frames();
+    let edges: Vec<&Transform> = frames.moving.iter().chain(&frames.fixed).collect();
+    let map_base = map_t(&edges, sim.model().base_frame());
+    assert!((map_base.translation.vector.x - believed.x).abs() < 1e-4);
+    assert!((map_base.translation.vector.y - believed.y).abs() < 1e-4);
     let frame = sim.capture("head").await.unwrap();
     let cam = frame.camera_pose.iso.translation.vector;
     let (bx, by) = (believed.x, believed.y);

@@ -31,10 +31,11 @@ use asp_ros::msg::control_msgs::GripperCommandAction;
 use asp_ros::msg::moveit_msgs::{AllowedCollisionMatrix, GetPlanningScene, MoveGroup};
 use asp_ros::msg::nav_msgs::OccupancyGrid as RosGrid;
 use asp_ros::msg::nav2_msgs::NavigateToPose;
+use asp_ros::msg::rosgraph_msgs::Clock;
 use asp_ros::msg::sensor_msgs::{CameraInfo, Image as RosImage, JointState};
-use asp_ros::msg::std_msgs::Header;
+use asp_ros::msg::std_msgs::{Header, String as StringMsg};
 use asp_ros::msg::tf2_msgs::TFMessage;
-use asp_ros::robot::tf::TF_QOS;
+use asp_ros::robot::tf::{TF_QOS, TF_STATIC_QOS};
 use asp_ros::robot::{ArmMotionHandler, GripperHandler, NavigationHandler, planning_scene_handler};
 use asp_ros::transport::Publisher;
 use asp_ros::{Node, Qos};
@@ -92,12 +93,21 @@ impl SimClock {
     }
 }
 
-/// Publishes the robot's state: `/tf` (the robot's frames only; the simulator's object
-/// poses are ground truth and stay inside), `/joint_states`, and `/map` when it changed.
+/// The QoS of `/clock` (reliable, volatile, depth 1: rclcpp's best-effort clock
+/// subscription matches it, and so does a reliable one).
+const CLOCK_QOS: Qos = Qos::default_reliable().with_depth(1);
+
+/// Publishes the robot's state as a robot's own stack would: `/tf` (localisation,
+/// odometry and the moving joints; the simulator's object poses are ground truth and stay
+/// inside), `/tf_static` (the fixed joints, latched), `/robot_description` (the URDF,
+/// latched), `/joint_states`, `/clock` (simulated time) and `/map` when it changed.
 pub struct StatePublisher {
     sim: SimRobot,
     clock: Arc<SimClock>,
     tf: Publisher<TFMessage>,
+    tf_static: Publisher<TFMessage>,
+    robot_description: Publisher<StringMsg>,
+    sim_time: Publisher<Clock>,
     joints: Publisher<JointState>,
     map: Publisher<RosGrid>,
     map_frame: String,
@@ -122,6 +132,9 @@ impl StatePublisher {
             sim,
             clock,
             tf: node.publisher("/tf", TF_QOS)?,
+            tf_static: node.publisher("/tf_static", TF_STATIC_QOS)?,
+            robot_description: node.publisher("/robot_description", Qos::latched())?,
+            sim_time: node.publisher("/clock", CLOCK_QOS)?,
             joints: node.publisher("/joint_states", Qos::default_reliable())?,
             map: node.publisher(map_topic, MAP_QOS)?,
             map_frame: map_frame.to_owned(),
@@ -129,27 +142,35 @@ impl StatePublisher {
         })
     }
 
-    /// The robot's transforms (no object frames).
-    pub fn robot_transforms(sim: &SimRobot) -> Vec<asp_core::Transform> {
-        let map = FrameId::map();
-        let base = FrameId::new(sim.model().base_frame());
-        sim.tf_tree()
-            .into_iter()
-            .filter(|t| t.parent != map || t.child == base)
-            .collect()
-    }
-
-    /// `/tf` with `stamp`.
+    /// `/tf` with `stamp`: the edges that move.
     pub fn publish_tf(&self, stamp: Time) {
-        let msg = convert::tf_message(&Self::robot_transforms(&self.sim), stamp);
+        let msg = convert::tf_message(&self.sim.robot_frames().moving, stamp);
         if let Err(e) = self.tf.publish(msg) {
             warn!("/tf: {e}");
         }
     }
 
-    /// `/tf` and `/joint_states` now.
+    /// The latched descriptions: `/tf_static` (fixed joints) and `/robot_description`.
+    fn publish_descriptions(&self) {
+        let stamp = self.clock.stamp();
+        let statics = convert::tf_message(&self.sim.robot_frames().fixed, stamp);
+        if let Err(e) = self.tf_static.publish(statics) {
+            warn!("/tf_static: {e}");
+        }
+        let urdf = StringMsg {
+            data: self.sim.model().urdf().to_owned(),
+        };
+        if let Err(e) = self.robot_description.publish(urdf) {
+            warn!("/robot_description: {e}");
+        }
+    }
+
+    /// `/clock`, `/tf` and `/joint_states` now.
     pub fn publish_state(&self) {
         let stamp = self.clock.stamp();
+        if let Err(e) = self.sim_time.publish(Clock { clock: stamp }) {
+            warn!("/clock: {e}");
+        }
         self.publish_tf(stamp);
         let (names, values) = self.sim.joint_states();
         let positions: BTreeMap<String, f64> = names.into_iter().zip(values).collect();
@@ -343,6 +364,12 @@ pub async fn start_sim_node(
     });
     let mut keep: Vec<Box<dyn std::any::Any + Send>> = Vec::new();
     let mut tasks = Vec::new();
+    keep.push(Box::new(asp_nodes::params::serve_node_parameters(
+        node,
+        cfg,
+        "sim_node",
+        Vec::new(),
+    )?));
 
     // MoveIt: MoveGroup, the planning scene (read and apply)
     let robot_acm = AllowedCollisionMatrix::default();
@@ -421,6 +448,7 @@ pub async fn start_sim_node(
     }
 
     // robot state: now, then periodically
+    state.publish_descriptions();
     state.publish_state();
     state.publish_grid_if_changed();
     let st = state.clone();

@@ -1,7 +1,9 @@
 //! The sim_node binary in its own process, reached over DDS from this one as a robot's
-//! drivers would be: a camera frame rendered on request arrives with its ground truth and
-//! the camera pose from TF at the frame's stamp; a MoveGroup goal moves the arm and TF
-//! follows; SIGINT stops the node cleanly.
+//! drivers would be: the TF tree is the URDF's under `map → odom → base_link` with the
+//! fixed joints latched on `/tf_static`, `/robot_description` carries the URDF and
+//! `/clock` the simulated time; a camera frame rendered on request arrives with its
+//! ground truth and the camera pose from TF at the frame's stamp; a MoveGroup goal moves
+//! the arm and TF follows; SIGINT stops the node cleanly.
 #![allow(clippy::unwrap_used)]
 
 #[path = "../../asp_nodes/tests/common/mod.rs"]
@@ -13,9 +15,13 @@ use std::time::Duration;
 use asp_core::FrameId;
 use asp_core::robot::{ArmMotion, CancellationToken, FrameSource, MotionKind, PoseGoal};
 use asp_nodes::camera::RosCameras;
-use asp_ros::Transport;
+use asp_ros::msg::rosgraph_msgs::Clock;
+use asp_ros::msg::std_msgs::String as StringMsg;
+use asp_ros::msg::tf2_msgs::TFMessage;
+use asp_ros::robot::tf::{TF_QOS, TF_STATIC_QOS};
 use asp_ros::robot::{MoveGroupArm, TfBuffer};
 use asp_ros::transport::ServiceMapping;
+use asp_ros::{Qos, Transport};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sim_node_binary_serves_frames_and_motion_across_processes() {
@@ -40,6 +46,53 @@ async fn sim_node_binary_serves_frames_and_motion_across_processes() {
     let t = Transport::dds(common::dds_settings(domain, ServiceMapping::FastDds)).unwrap();
     let node = t.node("probe").unwrap();
     let tf = TfBuffer::new(&node).unwrap();
+    let mut statics = node
+        .subscribe::<TFMessage>("/tf_static", TF_STATIC_QOS)
+        .unwrap();
+    let mut description = node
+        .subscribe::<StringMsg>("/robot_description", Qos::latched())
+        .unwrap();
+    let mut dynamic = node.subscribe::<TFMessage>("/tf", TF_QOS).unwrap();
+    let mut clock = node
+        .subscribe::<Clock>("/clock", Qos::default_reliable())
+        .unwrap();
+    let latched = Duration::from_secs(60);
+
+    // the URDF, as robot_state_publisher would latch it
+    let urdf = description.recv_timeout(latched).await.unwrap().data;
+    assert!(urdf.contains("<robot") && urdf.contains("wrist_camera_optical_frame"));
+    // fixed joints, latched, parented as in the URDF
+    let fixed = statics.recv_timeout(latched).await.unwrap();
+    let parent_of = |edges: &TFMessage, child: &str| {
+        edges
+            .transforms
+            .iter()
+            .find(|t| t.child_frame_id == child)
+            .map(|t| t.header.frame_id.clone())
+    };
+    assert_eq!(
+        parent_of(&fixed, "wrist_camera_optical_frame").as_deref(),
+        Some("wrist_camera_link")
+    );
+    assert_eq!(
+        parent_of(&fixed, "link_tcp").as_deref(),
+        Some("xarm_gripper_base_link")
+    );
+    assert_eq!(
+        parent_of(&fixed, "link1"),
+        None,
+        "a moving joint on /tf_static"
+    );
+    // the moving edges: localisation, odometry, joints by their parents
+    let moving = dynamic.recv_timeout(latched).await.unwrap();
+    assert_eq!(parent_of(&moving, "odom").as_deref(), Some("map"));
+    assert_eq!(parent_of(&moving, "base_link").as_deref(), Some("odom"));
+    assert_eq!(parent_of(&moving, "link2").as_deref(), Some("link1"));
+    assert_eq!(parent_of(&moving, "link_tcp"), None, "a fixed joint on /tf");
+    // simulated time moves forward
+    let t0 = clock.recv_timeout(latched).await.unwrap().clock;
+    let t1 = clock.recv_timeout(latched).await.unwrap().clock;
+    assert!((t1.sec, t1.nanosec) > (t0.sec, t0.nanosec));
     let cams = RosCameras::new(
         &node,
         &cfg.config.common.cameras,

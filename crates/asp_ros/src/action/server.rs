@@ -36,7 +36,8 @@ pub enum BusyPolicy {
 /// Server behaviour.
 #[derive(Debug, Clone)]
 pub struct ActionServerOptions {
-    pub busy: BusyPolicy,
+    /// The busy policy, read at each new goal (a node may change it while serving).
+    pub busy: watch::Receiver<BusyPolicy>,
     /// How long finished goals (and their results) are kept. ROS 2's default is 15 min.
     pub result_timeout: Duration,
     /// While `true`, new goals are rejected; turning `true` aborts the running goal.
@@ -45,10 +46,19 @@ pub struct ActionServerOptions {
     pub shutdown_grace: Duration,
 }
 
+impl ActionServerOptions {
+    /// These options with a busy policy that never changes.
+    #[must_use]
+    pub fn with_busy(mut self, policy: BusyPolicy) -> Self {
+        self.busy = watch::channel(policy).1;
+        self
+    }
+}
+
 impl Default for ActionServerOptions {
     fn default() -> Self {
         Self {
-            busy: BusyPolicy::Preempt,
+            busy: watch::channel(BusyPolicy::Preempt).1,
             result_timeout: Duration::from_secs(900),
             estop: None,
             shutdown_grace: Duration::from_secs(5),
@@ -527,7 +537,8 @@ fn on_goal<A: RosAction, H: GoalHandler<A>>(
     } else if let Err(reason) = handler.validate(&goal) {
         Some(reason)
     } else {
-        match (shared.has_active(), options.busy) {
+        let busy = *options.busy.borrow();
+        match (shared.has_active(), busy) {
             (Some(running), BusyPolicy::Reject) => Some(format!("busy with goal {running}")),
             (Some(_), BusyPolicy::Preempt) => {
                 shared.stop_active(EndReason::Preempted);

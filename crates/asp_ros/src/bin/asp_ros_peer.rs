@@ -233,13 +233,10 @@ async fn main() -> Result<()> {
             step_ms,
             busy,
         } => {
-            let options = ActionServerOptions {
-                busy: match busy {
-                    BusyArg::Preempt => BusyPolicy::Preempt,
-                    BusyArg::Reject => BusyPolicy::Reject,
-                },
-                ..ActionServerOptions::default()
-            };
+            let options = ActionServerOptions::default().with_busy(match busy {
+                BusyArg::Preempt => BusyPolicy::Preempt,
+                BusyArg::Reject => BusyPolicy::Reject,
+            });
             let handler = StepServer {
                 step: Duration::from_millis(step_ms),
             };

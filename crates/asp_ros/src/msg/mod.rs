@@ -23,6 +23,8 @@ pub mod nav2_msgs;
 pub mod nav_msgs;
 pub mod object_recognition_msgs;
 pub mod octomap_msgs;
+pub mod rcl_interfaces;
+pub mod rosgraph_msgs;
 pub mod sensor_msgs;
 pub mod shape_msgs;
 pub mod std_msgs;
@@ -551,6 +553,8 @@ pub fn registry() -> Vec<TypeInfo> {
     nav_msgs::register(&mut out);
     object_recognition_msgs::register(&mut out);
     octomap_msgs::register(&mut out);
+    rcl_interfaces::register(&mut out);
+    rosgraph_msgs::register(&mut out);
     sensor_msgs::register(&mut out);
     shape_msgs::register(&mut out);
     std_msgs::register(&mut out);

@@ -1,0 +1,79 @@
+//! Every node's settings as ROS 2 parameters, as a parameter file gives them: the `/**`
+//! section and the node's own, flattened to dotted names (`safety.max_velocity_scaling`),
+//! plus `use_sim_time`. `ros2 param list/get/describe` see all of them; `set` changes
+//! only the settable ones a node declares, each through a hook that makes the change
+//! take effect (or refuses it, saying why); every other parameter is read-only and says
+//! so.
+
+use std::sync::Arc;
+
+use asp_config::LoadedConfig;
+use asp_ros::Node;
+use asp_ros::params::{
+    ParamSpec, ParamValue, ParameterServices, ParameterStore, parameters_from_json,
+    serve_parameters,
+};
+
+use crate::NodeError;
+
+/// Makes a new value take effect, or says why it cannot.
+pub type Apply = Box<dyn Fn(&ParamValue) -> Result<(), String> + Send + Sync>;
+
+/// A parameter a node lets clients change while it serves.
+pub struct Settable {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// The allowed values in words.
+    pub constraints: &'static str,
+    pub apply: Apply,
+}
+
+/// The parameters of node `section` (its name in the configuration).
+pub fn node_parameters(cfg: &LoadedConfig, section: &str) -> Result<Vec<ParamSpec>, NodeError> {
+    let tree = serde_json::to_value(&cfg.config)
+        .map_err(|e| NodeError::Parameters(format!("the configuration as parameters: {e}")))?;
+    let mut specs = parameters_from_json("", &tree["/**"]);
+    specs.extend(parameters_from_json("", &tree[section]));
+    // the nodes stamp with the system clock, also in simulation (see the README)
+    specs.push(ParamSpec::read_only(
+        "use_sim_time",
+        ParamValue::Bool(false),
+    ));
+    Ok(specs)
+}
+
+impl std::fmt::Debug for Settable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Settable")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Serves node `section`'s parameters on `node`, `settable` among them.
+pub fn serve_node_parameters(
+    node: &Node,
+    cfg: &LoadedConfig,
+    section: &str,
+    settable: Vec<Settable>,
+) -> Result<ParameterServices, NodeError> {
+    let mut specs = node_parameters(cfg, section)?;
+    for s in &settable {
+        let spec = specs
+            .iter_mut()
+            .find(|p| p.name == s.name)
+            .ok_or_else(|| NodeError::Parameters(format!("{section}: no parameter {}", s.name)))?;
+        spec.read_only = false;
+        spec.description = s.description.to_owned();
+        spec.constraints = s.constraints.to_owned();
+    }
+    let hooks: Vec<Settable> = settable;
+    let store =
+        ParameterStore::new(node.name(), specs).with_set_hook(Arc::new(move |name, value| {
+            hooks
+                .iter()
+                .find(|s| s.name == name)
+                .map_or_else(|| Err("not settable".to_owned()), |s| (s.apply)(value))
+        }));
+    Ok(serve_parameters(node, Arc::new(store))?)
+}
