@@ -407,6 +407,38 @@ async fn tool_pose_comes_from_tf() {
         Vector3::new(0.3, 0.0, 0.4),
         epsilon = 1e-6
     );
+
+    // a motion's result that arrives before the TF of its end state: the next tool pose
+    // is the end state, not the stale start
+    let goal = PoseGoal {
+        frame: FrameId::new("link_base"),
+        target: Isometry3::translation(0.45, 0.1, 0.3),
+        ..grasp_goal()
+    };
+    let out = rig
+        .client
+        .move_to_pose(&goal, &CancellationToken::new())
+        .await;
+    assert!(out.code.is_success(), "{out:?}");
+    let late = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let end = Transform::new("link_base", "link_tcp", goal.target);
+        statics
+            .publish(convert::tf_message(&[end], Time::now()))
+            .unwrap();
+        statics
+    });
+    let pose = rig
+        .client
+        .tool_pose(&FrameId::new("link_base"))
+        .await
+        .unwrap();
+    assert_relative_eq!(
+        pose.translation.vector,
+        Vector3::new(0.45, 0.1, 0.3),
+        epsilon = 1e-6
+    );
+    drop(late.await.unwrap());
 }
 
 /// Closes on an object after `ticks` ticks (stalls when the goal is below 0.02 m).

@@ -12,6 +12,7 @@
 //! disabled pairs). Named targets become joint constraints with the target's name.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use asp_config::sections::common::SafetyConfig;
 use asp_config::sections::skills::MotionInterfaces;
@@ -20,7 +21,7 @@ use asp_core::robot::{
 };
 use asp_core::{FrameId, Isometry3, Real};
 use async_trait::async_trait;
-use tracing::{debug, info};
+use tracing::{debug, info, warn};
 
 use super::ros_to_robot_error;
 use super::tf::TfBuffer;
@@ -39,7 +40,7 @@ use crate::msg::moveit_msgs::{
 };
 use crate::msg::shape_msgs::SolidPrimitive;
 use crate::msg::std_msgs::Header;
-use crate::transport::{Client, Node};
+use crate::transport::{Client, Node, wait_until};
 
 /// Tolerance of named-target joint constraints, radians.
 pub const JOINT_TOLERANCE: f64 = 0.01;
@@ -510,7 +511,23 @@ pub struct MoveGroupArm {
     interfaces: MotionInterfaces,
     safety: SafetyConfig,
     tf: TfBuffer,
+    /// Where the last successful pose goal left the tool, until TF has shown it.
+    arrival: Arc<std::sync::Mutex<Option<Arrival>>>,
 }
+
+/// A pose goal's result can reach this client before the `/tf` message carrying the
+/// end state does (a busy machine, another DDS path): the next tool pose waits, bounded,
+/// until TF agrees with the goal, so that a step planned from "where the arm is now"
+/// does not start from where it was.
+#[derive(Debug, Clone)]
+struct Arrival {
+    frame: FrameId,
+    target: Isometry3,
+    tolerance: f32,
+}
+
+/// How long a tool pose waits for TF to show a finished motion's end state.
+const ARRIVAL_WAIT: Duration = Duration::from_secs(2);
 
 impl MoveGroupArm {
     /// A client of `interfaces.move_group_action`; goals are checked against `safety`.
@@ -526,7 +543,15 @@ impl MoveGroupArm {
             interfaces: interfaces.clone(),
             safety: safety.clone(),
             tf,
+            arrival: Arc::default(),
         })
+    }
+
+    fn set_arrival(&self, arrival: Option<Arrival>) {
+        *self
+            .arrival
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = arrival;
     }
 
     pub fn action_client(&self) -> &ActionClient<MoveGroup> {
@@ -601,11 +626,19 @@ impl ArmMotion for MoveGroupArm {
                 }
             }
         };
-        self.run(pose_goal(goal, &self.interfaces, acm), cancel)
-            .await
+        let out = self
+            .run(pose_goal(goal, &self.interfaces, acm), cancel)
+            .await;
+        self.set_arrival(out.code.is_success().then(|| Arrival {
+            frame: goal.frame.clone(),
+            target: goal.target,
+            tolerance: goal.position_tolerance,
+        }));
+        out
     }
 
     async fn move_to_named(&self, name: &str, cancel: &CancellationToken) -> MotionOutcome {
+        self.set_arrival(None);
         match named_goal(
             name,
             &self.interfaces,
@@ -619,6 +652,32 @@ impl ArmMotion for MoveGroupArm {
 
     async fn tool_pose(&self, frame: &FrameId) -> Result<Isometry3, RobotError> {
         let tool = FrameId::new(self.interfaces.end_effector_link.as_str());
+        let arrival = self
+            .arrival
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(a) = arrival {
+            let near = 2.0 * a.tolerance + 0.002;
+            let shown = wait_until(
+                || {
+                    format!(
+                        "TF showing the tool where its last motion ended ({})",
+                        a.frame
+                    )
+                },
+                ARRIVAL_WAIT,
+                || {
+                    self.tf.lookup(&a.frame, &tool).is_ok_and(|t| {
+                        (t.iso.translation.vector - a.target.translation.vector).norm() <= near
+                    })
+                },
+            )
+            .await;
+            if let Err(e) = shown {
+                warn!("{e}; using the newest TF");
+            }
+        }
         self.tf
             .wait_for(frame, &tool, None)
             .await
