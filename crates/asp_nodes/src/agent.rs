@@ -30,7 +30,7 @@ use asp_ros::msg::asp_interfaces::{
 };
 use asp_ros::msg::builtin_interfaces::Time;
 use asp_ros::msg::std_msgs::Header;
-use asp_ros::params::{ParamValue, ParameterServices};
+use asp_ros::params::ParamValue;
 use asp_ros::transport::{Publisher, ServiceServer};
 use asp_ros::{Qos, Transport};
 use asp_system::{GraphBackend, Journal, NavigationPort, verified_success};
@@ -45,7 +45,7 @@ use crate::estop::EStopBinding;
 use crate::goto::GoToClient;
 use crate::map::ObjectMapClient;
 use crate::names;
-use crate::params::{Settable, serve_node_parameters};
+use crate::params::{Settable, StandardServices, serve_standard};
 use crate::skill::SkillClient;
 
 /// Publishes the symbolic state on `/asp/state`.
@@ -429,7 +429,7 @@ pub struct AgentNode {
     estop: EStopBinding,
     _service: ServiceServer,
     _action: ActionServer<ExecuteGoalAction>,
-    _parameters: ParameterServices,
+    _standard: StandardServices,
 }
 
 impl AgentNode {
@@ -503,7 +503,7 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
     let (when_busy, policy) = watch::channel(c.agent_node.when_busy);
     let (action_busy, action_policy) = watch::channel(busy_policy(c.agent_node.when_busy));
     let arbiter = Arc::new(GoalArbiter::new(policy));
-    let parameters = serve_node_parameters(
+    let standard = serve_standard(
         &node,
         cfg,
         "agent_node",
@@ -574,7 +574,7 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
         estop,
         _service: service,
         _action: action,
-        _parameters: parameters,
+        _standard: standard,
     })
 }
 

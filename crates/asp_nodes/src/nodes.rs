@@ -20,7 +20,6 @@ use asp_config::sections::skills::ObserverBackend;
 use asp_ros::Transport;
 use asp_ros::action::ActionServer;
 use asp_ros::msg::asp_interfaces::{DetectAffordances, ExecuteSkill, GoTo};
-use asp_ros::params::ParameterServices;
 use asp_ros::robot::{GripperCommandClient, MoveGroupArm, Nav2Base, TfBuffer};
 use asp_skills::{BlindObserver, LocalVerifier, PerceptionObserver, SceneObserver, SkillExecutor};
 use asp_system::affordance::AffordanceService;
@@ -37,7 +36,7 @@ use crate::estop::EStopBinding;
 use crate::goto::serve_go_to;
 use crate::grid::MapTopicGrid;
 use crate::map::{ObjectMapClient, ObjectMapServer, serve_object_map};
-use crate::params::serve_node_parameters;
+use crate::params::{StandardServices, serve_standard};
 use crate::scene::PlanningSceneClient;
 use crate::skill::serve_skills;
 use crate::verifier::{VerifierClient, VerifierServer, serve_verifier};
@@ -79,7 +78,7 @@ pub struct ObjectMapNode {
     /// The survey drives and mapping poses stop on it.
     pub estop: EStopBinding,
     _build: Option<AbortOnDrop>,
-    _parameters: ParameterServices,
+    _standard: StandardServices,
 }
 
 impl std::fmt::Debug for ObjectMapNode {
@@ -98,7 +97,7 @@ pub async fn object_map_node(
 ) -> Result<ObjectMapNode, NodeError> {
     let c = &cfg.config;
     let node = transport.node("object_map_node")?;
-    let parameters = serve_node_parameters(&node, cfg, "object_map_node", Vec::new())?;
+    let standard = serve_standard(&node, cfg, "object_map_node", Vec::new())?;
     let frames = &c.common.frames;
     let tf = TfBuffer::new(&node)?;
     let mut cameras = c.object_map_node.mapping.cameras.clone();
@@ -146,7 +145,7 @@ pub async fn object_map_node(
         server,
         estop,
         _build: build,
-        _parameters: parameters,
+        _standard: standard,
     })
 }
 
@@ -154,7 +153,7 @@ pub async fn object_map_node(
 pub struct AffordanceNode {
     pub service: Arc<AffordanceService>,
     _server: ActionServer<DetectAffordances>,
-    _parameters: ParameterServices,
+    _standard: StandardServices,
 }
 
 impl std::fmt::Debug for AffordanceNode {
@@ -171,7 +170,7 @@ pub async fn affordance_node(
     options: &NodeOptions,
 ) -> Result<AffordanceNode, NodeError> {
     let node = transport.node("affordance_node")?;
-    let parameters = serve_node_parameters(&node, cfg, "affordance_node", Vec::new())?;
+    let standard = serve_standard(&node, cfg, "affordance_node", Vec::new())?;
     let map: Arc<dyn ObjectMapPort> = Arc::new(ObjectMapClient::new(&node)?.with_crops(true));
     let memory = if options.memory {
         let models = asp_perception::factory::models(cfg)?;
@@ -185,7 +184,7 @@ pub async fn affordance_node(
     Ok(AffordanceNode {
         service,
         _server: server,
-        _parameters: parameters,
+        _standard: standard,
     })
 }
 
@@ -194,7 +193,7 @@ pub async fn affordance_node(
 pub struct VerifierNode {
     pub instance: u32,
     _server: VerifierServer,
-    _parameters: ParameterServices,
+    _standard: StandardServices,
 }
 
 /// Starts verifier_node: the commit gate and the outcome checks of the configuration.
@@ -204,7 +203,7 @@ pub async fn verifier_node(
     options: &NodeOptions,
 ) -> Result<VerifierNode, NodeError> {
     let node = transport.node("verifier_node")?;
-    let parameters = serve_node_parameters(&node, cfg, "verifier_node", Vec::new())?;
+    let standard = serve_standard(&node, cfg, "verifier_node", Vec::new())?;
     let instance = options.verifier_instance.unwrap_or_else(fresh_instance);
     let vlm = asp_system::models::outcome_vlm(&cfg.config)?;
     let verifier = Arc::new(LocalVerifier::from_config(&cfg.config, instance, vlm));
@@ -213,7 +212,7 @@ pub async fn verifier_node(
     Ok(VerifierNode {
         instance,
         _server: server,
-        _parameters: parameters,
+        _standard: standard,
     })
 }
 
@@ -222,7 +221,7 @@ pub struct SkillExecutorNode {
     pub service: Arc<SkillService>,
     pub estop: EStopBinding,
     _server: ActionServer<ExecuteSkill>,
-    _parameters: ParameterServices,
+    _standard: StandardServices,
 }
 
 impl std::fmt::Debug for SkillExecutorNode {
@@ -239,7 +238,7 @@ pub async fn skill_executor_node(
 ) -> Result<SkillExecutorNode, NodeError> {
     let c = &cfg.config;
     let node = transport.node("skill_executor_node")?;
-    let parameters = serve_node_parameters(&node, cfg, "skill_executor_node", Vec::new())?;
+    let standard = serve_standard(&node, cfg, "skill_executor_node", Vec::new())?;
     let interfaces = &c.skill_executor_node.interfaces;
     let tf = TfBuffer::new(&node)?;
     let arm = MoveGroupArm::new(&node, interfaces, &c.common.safety, tf.clone())?;
@@ -281,7 +280,7 @@ pub async fn skill_executor_node(
         service,
         estop,
         _server: server,
-        _parameters: parameters,
+        _standard: standard,
     })
 }
 
@@ -290,7 +289,7 @@ pub struct GoToNode {
     pub service: Arc<GoToService>,
     pub estop: EStopBinding,
     _server: ActionServer<GoTo>,
-    _parameters: ParameterServices,
+    _standard: StandardServices,
 }
 
 impl std::fmt::Debug for GoToNode {
@@ -304,7 +303,7 @@ impl std::fmt::Debug for GoToNode {
 pub async fn go_to_node(cfg: &LoadedConfig, transport: &Transport) -> Result<GoToNode, NodeError> {
     let c = &cfg.config;
     let node = transport.node("go_to_node")?;
-    let parameters = serve_node_parameters(&node, cfg, "go_to_node", Vec::new())?;
+    let standard = serve_standard(&node, cfg, "go_to_node", Vec::new())?;
     let frames = &c.common.frames;
     let tf = TfBuffer::new(&node)?;
     let base = Nav2Base::new(
@@ -336,6 +335,6 @@ pub async fn go_to_node(cfg: &LoadedConfig, transport: &Transport) -> Result<GoT
         service,
         estop,
         _server: server,
-        _parameters: parameters,
+        _standard: standard,
     })
 }

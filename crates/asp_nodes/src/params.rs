@@ -15,6 +15,7 @@ use asp_ros::params::{
 };
 
 use crate::NodeError;
+use crate::rosout::{Rosout, publish_log};
 
 /// Makes a new value take effect, or says why it cannot.
 pub type Apply = Box<dyn Fn(&ParamValue) -> Result<(), String> + Send + Sync>;
@@ -48,6 +49,28 @@ impl std::fmt::Debug for Settable {
             .field("name", &self.name)
             .finish_non_exhaustive()
     }
+}
+
+/// What every ROS 2 node offers besides its own interfaces: parameter services and its
+/// log on `/rosout`. Dropping it stops both.
+#[derive(Debug)]
+pub struct StandardServices {
+    pub parameters: ParameterServices,
+    _rosout: Rosout,
+}
+
+/// Serves node `section`'s parameters on `node` (`settable` among them) and publishes
+/// the process's log on its `/rosout`.
+pub fn serve_standard(
+    node: &Node,
+    cfg: &LoadedConfig,
+    section: &str,
+    settable: Vec<Settable>,
+) -> Result<StandardServices, NodeError> {
+    Ok(StandardServices {
+        parameters: serve_node_parameters(node, cfg, section, settable)?,
+        _rosout: publish_log(node)?,
+    })
 }
 
 /// Serves node `section`'s parameters on `node`, `settable` among them.

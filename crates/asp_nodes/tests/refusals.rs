@@ -1,6 +1,6 @@
 //! Bad goals over the ROS interfaces: agent_node alone on DDS, asked from a second
 //! participant through `/asp/execute_goal` and `/asp/execute` (and its busy policy set
-//! through its parameter services). Each refusal class comes
+//! through its parameter services, the change told on `/rosout`). Each refusal class comes
 //! back at once with its own error code and a message that describes the input without
 //! repeating it, and the node keeps serving afterwards. No other node runs: a refused
 //! goal never reaches the map, the skills or a model.
@@ -15,7 +15,7 @@ use asp_ros::msg::asp_interfaces::{
 };
 use asp_ros::msg::rcl_interfaces::{
     DescribeParameters, DescribeParametersRequest, GetParameters, GetParametersRequest,
-    ListParameters, ListParametersRequest, Parameter, ParameterValue, SetParameters,
+    ListParameters, ListParametersRequest, Log, Parameter, ParameterValue, SetParameters,
     SetParametersRequest, SetParametersResult, parameter_type,
 };
 use asp_ros::transport::ServiceMapping;
@@ -301,6 +301,7 @@ async fn set_parameter(me: &Node, name: &str, value: ParameterValue) -> SetParam
 /// which a goal is refused while another runs, from the service and the action alike.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn when_busy_set_to_reject_as_a_parameter_refuses_a_goal_while_another_runs() {
+    asp_runtime::init_tracing();
     let domain = common::fresh_domain();
     let data = tempfile::tempdir().unwrap();
     let cfg = common::config(&data, &[]);
@@ -309,6 +310,9 @@ async fn when_busy_set_to_reject_as_a_parameter_refuses_a_goal_while_another_run
     let (tx, mut calls) = tokio::sync::mpsc::unbounded_channel();
     agent.watch(std::sync::Arc::new(Calls(tx)));
     let me = client_node(domain);
+    let mut rosout = me
+        .subscribe::<Log>("/rosout", asp_nodes::rosout::ROSOUT_QOS)
+        .unwrap();
 
     let listed = me
         .client::<ListParameters>("/agent_node/list_parameters")
@@ -368,6 +372,18 @@ async fn when_busy_set_to_reject_as_a_parameter_refuses_a_goal_while_another_run
     );
     let set = set_parameter(&me, "when_busy", string_value("reject")).await;
     assert!(set.successful, "{set:?}");
+    // the node says so on /rosout, as on its console
+    let said = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        loop {
+            let line = rosout.recv().await.unwrap();
+            if line.msg.contains("agent_node.when_busy set") {
+                return line;
+            }
+        }
+    })
+    .await
+    .expect("the change on /rosout");
+    assert_eq!((said.level, said.name.as_str()), (Log::INFO, "agent_node"));
     let service = std::sync::Arc::new(
         me.client::<ExecuteGoal>(asp_nodes::names::EXECUTE_GOAL_SERVICE)
             .unwrap(),

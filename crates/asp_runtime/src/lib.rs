@@ -2,10 +2,14 @@
 //! `RUST_LOG`) and find and load the configuration.
 
 use std::path::{Path, PathBuf};
-use std::sync::Once;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Once, RwLock};
 
 use asp_config::{ConfigError, ConfigLoader, LoadedConfig};
+use tracing::field::{Field, Visit};
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::{Context, SubscriberExt};
+use tracing_subscriber::util::SubscriberInitExt;
 
 /// The default filter when `RUST_LOG` is unset: our crates at `info`, others at `warn`.
 pub const DEFAULT_LOG_FILTER: &str = "warn,asp=info,asp_core=info,asp_sim=info,asp_perception=info,\
@@ -27,12 +31,98 @@ pub fn init_tracing_with(default_filter: &str) {
     TRACING.call_once(|| {
         let filter =
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_filter));
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_writer(std::io::stderr)
-            .with_target(true)
+        let _ = tracing_subscriber::registry()
+            .with(filter)
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_writer(std::io::stderr)
+                    .with_target(true),
+            )
+            .with(TapLayer)
             .try_init();
     });
+}
+
+/// One log line as the console shows it, for a node's `/rosout`.
+#[derive(Debug, Clone)]
+pub struct LogRecord {
+    pub level: tracing::Level,
+    pub target: String,
+    /// The message with the event's other fields after it (`key=value`).
+    pub message: String,
+    pub file: String,
+    pub line: u32,
+}
+
+/// Receives every log line that passes the filter, once set.
+pub type LogTap = Arc<dyn Fn(LogRecord) + Send + Sync>;
+
+static TAPS: RwLock<Vec<(u64, LogTap)>> = RwLock::new(Vec::new());
+static NEXT_TAP: AtomicU64 = AtomicU64::new(0);
+
+/// Sends every log line to `tap` as well (a node's `/rosout`) until the guard drops.
+pub fn add_log_tap(tap: LogTap) -> LogTapGuard {
+    let id = NEXT_TAP.fetch_add(1, Ordering::Relaxed);
+    TAPS.write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push((id, tap));
+    LogTapGuard(id)
+}
+
+/// Removes its tap when dropped.
+#[derive(Debug)]
+pub struct LogTapGuard(u64);
+
+impl Drop for LogTapGuard {
+    fn drop(&mut self) {
+        TAPS.write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .retain(|(id, _)| *id != self.0);
+    }
+}
+
+struct TapLayer;
+
+#[derive(Default)]
+struct Text(String);
+
+impl Visit for Text {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        use std::fmt::Write;
+        if field.name() == "message" {
+            let rest = std::mem::take(&mut self.0);
+            let _ = write!(self.0, "{value:?}{rest}");
+        } else {
+            let _ = write!(self.0, " {}={value:?}", field.name());
+        }
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for TapLayer {
+    fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+        let taps: Vec<LogTap> = TAPS
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .map(|(_, t)| t.clone())
+            .collect();
+        if taps.is_empty() {
+            return;
+        }
+        let meta = event.metadata();
+        let mut text = Text::default();
+        event.record(&mut text);
+        let record = LogRecord {
+            level: *meta.level(),
+            target: meta.target().to_owned(),
+            message: text.0,
+            file: meta.file().unwrap_or_default().to_owned(),
+            line: meta.line().unwrap_or(0),
+        };
+        for tap in taps {
+            tap(record.clone());
+        }
+    }
 }
 
 /// Environment variable naming the configuration folder.

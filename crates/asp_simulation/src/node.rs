@@ -364,7 +364,7 @@ pub async fn start_sim_node(
     });
     let mut keep: Vec<Box<dyn std::any::Any + Send>> = Vec::new();
     let mut tasks = Vec::new();
-    keep.push(Box::new(asp_nodes::params::serve_node_parameters(
+    keep.push(Box::new(asp_nodes::params::serve_standard(
         node,
         cfg,
         "sim_node",

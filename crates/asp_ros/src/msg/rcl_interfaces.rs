@@ -1,5 +1,5 @@
 //! `rcl_interfaces`: the parameter services every ROS 2 node offers (`ros2 param list`,
-//! `get`, `describe`, `set`) and `/parameter_events`. The descriptor's ranges are bounded
+//! `get`, `describe`, `set`), `/parameter_events` and the `/rosout` log. The descriptor's ranges are bounded
 //! sequences (`[<=1]`) in ROS; their CDR is a plain sequence's.
 
 use super::builtin_interfaces::Time;
@@ -55,6 +55,24 @@ crate::ros_message! {
     pub struct ListParametersResult in rcl_interfaces / msg {
         pub names: Vec<String>,
         pub prefixes: Vec<String>,
+    }
+
+    /// One log line on `/rosout`.
+    pub struct Log in rcl_interfaces / msg {
+        pub stamp: Time,
+        pub level: u8,
+        pub name: String,
+        pub msg: String,
+        pub file: String,
+        pub function: String,
+        pub line: u32,
+    }
+    consts {
+        DEBUG: u8 = 10,
+        INFO: u8 = 20,
+        WARN: u8 = 30,
+        ERROR: u8 = 40,
+        FATAL: u8 = 50,
     }
 
     /// Published on `/parameter_events` whenever a node's parameters change.
@@ -149,6 +167,7 @@ pub mod parameter_type {
 }
 
 crate::msg::register!(
+    Log,
     ParameterValue,
     Parameter,
     FloatingPointRange,
