@@ -315,10 +315,12 @@ impl ParameterStore {
     }
 
     /// `ros2 param list`'s answer, with rclcpp's semantics: without prefixes, the names
-    /// with fewer than `depth` dots (0: all); with prefixes, the names equal to or under a
-    /// prefix within `depth` further levels.
+    /// with fewer than `depth` dots (0: all); with prefixes, the names equal to a prefix,
+    /// or under it with fewer than `depth` dots after the prefix (its own separator
+    /// counted, as rclcpp counts it).
     fn list(&self, prefixes: &[String], depth: u64) -> ListParametersResult {
-        let within = |rest: &str| depth == 0 || (rest.matches('.').count() as u64) < depth;
+        let dots = |s: &str| s.matches('.').count() as u64;
+        let within = |s: &str| depth == 0 || dots(s) < depth;
         let mut out = ListParametersResult::default();
         for name in self.lock().keys() {
             let listed = if prefixes.is_empty() {
@@ -328,7 +330,7 @@ impl ParameterStore {
                     name == p
                         || name
                             .strip_prefix(p.as_str())
-                            .and_then(|r| r.strip_prefix('.'))
+                            .filter(|r| r.starts_with('.'))
                             .is_some_and(within)
                 })
             };
@@ -569,7 +571,8 @@ mod tests {
         let all = s.list(&[], 0);
         assert_eq!(all.names, vec!["limits.deep.x", "limits.max_steps", "mode"]);
         assert_eq!(s.list(&[], 1).names, vec!["mode"]);
-        let under = s.list(&["limits".to_owned()], 1);
+        assert!(s.list(&["limits".to_owned()], 1).names.is_empty());
+        let under = s.list(&["limits".to_owned()], 2);
         assert_eq!(under.names, vec!["limits.max_steps"]);
         assert_eq!(under.prefixes, vec!["limits"]);
         assert_eq!(s.list(&["limits".to_owned()], 0).names.len(), 2);
