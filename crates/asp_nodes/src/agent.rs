@@ -36,7 +36,6 @@ use asp_ros::{Qos, Transport};
 use asp_system::{GraphBackend, Journal, NavigationPort, verified_success};
 use async_trait::async_trait;
 use tokio::sync::{mpsc, watch};
-
 use tracing::{info, warn};
 
 use crate::NodeError;
