@@ -34,7 +34,7 @@ pub fn plan_report(
         .collect();
     if chosen.is_empty() {
         eprintln!(
-            "no split named {:?} in {} (dev, test, test2)",
+            "no split named {:?} in {} (dev, test, test2, test3)",
             split.unwrap_or_default(),
             dir.display()
         );

@@ -381,10 +381,10 @@ impl Split {
     }
 }
 
-/// The splits of the corpus in `dir` (`dev.yaml`, `test.yaml`, `test2.yaml`), in that
-/// order.
+/// The splits of the corpus in `dir` (`dev.yaml`, `test.yaml`, `test2.yaml`,
+/// `test3.yaml`), in that order.
 pub fn load_corpus(dir: &Path) -> Result<Vec<Split>, CorpusError> {
-    ["dev", "test", "test2"]
+    ["dev", "test", "test2", "test3"]
         .iter()
         .map(|s| Split::load(&dir.join(format!("{s}.yaml"))))
         .collect()

@@ -30,7 +30,7 @@ use super::corpus::{ActionKind, Expected, ObjectRef, RefusalClass, RelationKind,
 use super::{Preposition, Verb, is_openable};
 use lexicon::*;
 use meaning::{Meaning, VerbClass, VerbMatch};
-use phrase::{Phrase, PhraseReader, find, longest, starts};
+use phrase::{Phrase, PhraseReader, RelationGuess, find, longest, starts};
 use tokens::{Tok, gerund_bases, tokenize};
 
 /// What the grammar makes of a goal.
@@ -548,7 +548,7 @@ impl GoalGrammar {
             Sense::Act(v, action) => {
                 for conj in conjuncts(&rest) {
                     let p = self.reader().parse(conj);
-                    d.unplaced.extend(p.unplaced.iter().cloned());
+                    d.absorb(&p);
                     let obj = d
                         .resolve(&p, None)
                         .map_err(|e| refuse(RefusalClass::NoObject, e))?;
@@ -569,9 +569,12 @@ impl GoalGrammar {
                 for c in &conj {
                     let (object, place) = split_place(c, sense);
                     let p = self.reader().parse(object);
-                    d.unplaced.extend(p.unplaced.iter().cloned());
+                    d.absorb(&p);
                     let place = place.map(|(prep, loc)| {
                         let lp = (!loc.is_empty()).then(|| self.reader().parse(loc));
+                        if let Some(lp) = &lp {
+                            d.absorb(lp);
+                        }
                         (prep, lp)
                     });
                     parsed.push((p, place));
@@ -1138,9 +1141,30 @@ struct Discourse {
     unplaced: Vec<String>,
     notes: Vec<String>,
     ask: Option<(String, VerbMatch)>,
+    /// Relation words read by meaning below the margin to act on.
+    ask_relation: Option<RelationGuess>,
 }
 
 impl Discourse {
+    /// Takes what a parsed phrase could not place and the relations it read by meaning.
+    fn absorb(&mut self, p: &Phrase) {
+        self.unplaced.extend(p.unplaced.iter().cloned());
+        for g in &p.relations_by_meaning {
+            if g.matched.sure() {
+                self.notes.push(format!(
+                    "{:?} read as {:?} (like {:?}: similarity {:.2}, margin {:.2})",
+                    g.words,
+                    g.matched.kind,
+                    g.matched.prototype,
+                    g.matched.similarity,
+                    g.matched.margin
+                ));
+            } else if self.ask_relation.is_none() {
+                self.ask_relation = Some(g.clone());
+            }
+        }
+    }
+
     /// The object a phrase names, with pronouns, "one" and "other" resolved and the
     /// rulings-out applied. `not` is an object the phrase must not resolve to (a
     /// location is never the object placed).
@@ -1344,6 +1368,16 @@ impl Discourse {
                 ),
                 guess: steps,
                 confidence: m.margin,
+            };
+        }
+        if let Some(g) = self.ask_relation {
+            return Understanding::AskBack {
+                question: format!(
+                    "did you mean \"{}\" by {:?}? (similarity {:.2}, margin {:.2} over another relation)",
+                    g.matched.prototype, g.words, g.matched.similarity, g.matched.margin
+                ),
+                guess: steps,
+                confidence: g.matched.margin,
             };
         }
         let mut notes = self.notes;

@@ -6,11 +6,18 @@
 use crate::planner::corpus::{ObjectRef, Ordinal, RelationKind, RelationSpec, Side};
 
 use super::lexicon::*;
-use super::meaning::Meaning;
+use super::meaning::{Meaning, RelationMatch};
 use super::tokens::{Tok, singular};
 
+/// Relation words no list knows, matched by meaning ("adjacent to" → near).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RelationGuess {
+    pub words: String,
+    pub matched: RelationMatch,
+}
+
 /// A parsed object phrase.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Phrase {
     pub obj: ObjectRef,
     /// The part acted on when the phrase names one of a whole ("the mug's handle").
@@ -25,6 +32,9 @@ pub struct Phrase {
     pub side: Option<Side>,
     /// Words the grammar could not place.
     pub unplaced: Vec<String>,
+    /// Relations read by meaning, here and in its anchors: noted when sure, asked
+    /// about when not.
+    pub relations_by_meaning: Vec<RelationGuess>,
 }
 
 impl Phrase {
@@ -237,6 +247,76 @@ fn noun_words(toks: &[Tok], from: usize) -> std::ops::Range<usize> {
     start..end
 }
 
+/// Nouns that name a region of a thing rather than a thing ("the far side of", "in the
+/// vicinity of"): a relation may run through them to its anchor.
+const REGION_NOUNS: &[&str] = &[
+    "side",
+    "vicinity",
+    "front",
+    "back",
+    "rear",
+    "middle",
+    "centre",
+    "center",
+    "edge",
+    "corner",
+    "end",
+    "top",
+    "bottom",
+    "foot",
+    "area",
+    "proximity",
+    "direction",
+];
+
+/// Where the anchor starts when `toks[e..]` names a region of it ("the far side of
+/// the bowl" → at "the bowl").
+fn region_of(toks: &[Tok], e: usize) -> Option<usize> {
+    let mut k = e + 1;
+    while toks
+        .get(k)
+        .is_some_and(|t| matches!(t.w.as_str(), "far" | "near" | "other" | "same" | "very"))
+    {
+        k += 1;
+    }
+    (toks
+        .get(k)
+        .is_some_and(|t| REGION_NOUNS.contains(&t.w.as_str()))
+        && toks.get(k + 1).is_some_and(|t| t.is("of"))
+        && toks
+            .get(k + 2)
+            .is_some_and(|t| ANCHOR_STARTS.contains(&t.w.as_str())))
+    .then_some(k + 2)
+}
+
+/// Determiners that start a relation's anchor.
+const ANCHOR_STARTS: &[&str] = &[
+    "the", "a", "an", "my", "your", "our", "his", "her", "their", "this", "that", "these", "those",
+];
+
+/// Prepositions that end relation words before their anchor ("adjacent to").
+const RELATION_ENDS: &[&str] = &["to", "from", "of", "with", "against"];
+
+/// A word that cannot be part of relation words: it names a thing or a quality, or it
+/// joins clauses.
+fn not_relational(toks: &[Tok], i: usize) -> bool {
+    let w = toks[i].w.as_str();
+    if REGION_NOUNS.contains(&w) {
+        return false;
+    }
+    toks[i].is_mark()
+        || matches!(
+            w,
+            "and" | "or" | "but" | "not" | "then" | "please" | "than" | "'s"
+        )
+        || room_at(toks, i).is_some()
+        || PART_NOUNS.contains(&w) && !REGION_NOUNS.contains(&w)
+        || CONTAINERS.contains(&w)
+        || is_attribute_word(w)
+        || MATERIALS.contains(&w)
+        || number(w).is_some()
+}
+
 /// Reads object phrases with an optional meaning model for words no list knows.
 #[derive(Debug)]
 pub struct PhraseReader<'m> {
@@ -320,7 +400,34 @@ impl PhraseReader<'_> {
             }
             i += 1;
         }
+        // "the cup adjacent to the sink": the core's last word starts relation words
+        // no list knows (a word nearer a relation than a thing, read by meaning)
+        if i >= start + 2
+            && toks.get(i).is_some_and(|t| {
+                ANCHOR_STARTS.contains(&t.w.as_str())
+                    || RELATION_ENDS.contains(&t.w.as_str()) && !t.is("of")
+            })
+            && self
+                .meaning
+                .is_some_and(|m| m.is_relational(&toks[i - 1].w))
+            && let Some(found) = self.relation_by_meaning(toks, i - 1, 1, false)
+            && (found.1.sure() || RELATION_ENDS.contains(&toks[found.2 - 1].w.as_str()))
+        {
+            self.core(&toks[start..i - 1], &mut p);
+            self.relate_by_meaning(toks, found, &mut p);
+            return p;
+        }
         let mut core: Vec<Tok> = toks[start..i].to_vec();
+        // "the keys tucked under the pillow": a participle before a relation says how
+        // the thing lies, not what it is
+        if core.len() >= 2
+            && core
+                .last()
+                .is_some_and(|t| t.w.len() >= 6 && t.w.ends_with("ed"))
+            && longest(RELATIONS, toks, i).is_some()
+        {
+            core.pop();
+        }
         // "the desk's top drawer": the owner before 's, the part after it
         if toks.get(i).is_some_and(|t| t.is("'s")) {
             self.core(&core, &mut p);
@@ -380,6 +487,61 @@ impl PhraseReader<'_> {
         }
         self.post(toks, i, &mut p);
         p
+    }
+
+    /// Relation words from `toks[s]` to the anchor that follows them, matched by
+    /// meaning: the words, the match and where the anchor starts. The words run to the
+    /// first determiner (at most five words, at least `min_len`), and on through a
+    /// region of the anchor ("to the side of"); with `region_only` only words that
+    /// run through a region are taken ("on the far side of").
+    fn relation_by_meaning(
+        &self,
+        toks: &[Tok],
+        s: usize,
+        min_len: usize,
+        region_only: bool,
+    ) -> Option<(String, RelationMatch, usize)> {
+        let m = self.meaning?;
+        let mut e = (s + 1..toks.len().min(s + 6))
+            .find(|&e| ANCHOR_STARTS.contains(&toks[e].w.as_str()) && e + 1 < toks.len())?;
+        // "to the side of the notebook": the words run on through a region of the anchor
+        let through = region_of(toks, e);
+        if let Some(after) = through {
+            e = after;
+        }
+        if e - s < min_len
+            || region_only && through.is_none()
+            || (s..e).any(|k| not_relational(toks, k))
+        {
+            return None;
+        }
+        let words: Vec<&str> = toks[s..e].iter().map(|t| t.w.as_str()).collect();
+        let words = words.join(" ");
+        let matched = m.relation(&words)?;
+        Some((words, matched, e))
+    }
+
+    /// Sets the relation read by meaning, with the anchor from `toks[e..]`.
+    fn relate_by_meaning(
+        &self,
+        toks: &[Tok],
+        (words, matched, e): (String, RelationMatch, usize),
+        p: &mut Phrase,
+    ) {
+        let a = self.parse(&toks[e..]);
+        p.obj.relation = Some(Box::new(RelationSpec {
+            kind: matched.kind,
+            anchor: Some(if a.pronoun {
+                ObjectRef::named("it")
+            } else {
+                a.obj
+            }),
+            anchor2: None,
+        }));
+        p.unplaced.extend(a.unplaced);
+        p.relations_by_meaning
+            .push(RelationGuess { words, matched });
+        p.relations_by_meaning.extend(a.relations_by_meaning);
     }
 
     /// Splits the object's own words into ordinal, position, attributes, room, part and
@@ -684,7 +846,16 @@ impl PhraseReader<'_> {
                 p.unplaced.extend(a.unplaced);
                 return;
             }
-            if let Some((kind, len, _)) = longest(RELATIONS, toks, i) {
+            let known = longest(RELATIONS, toks, i);
+            // "on the far side of the bowl", "in the vicinity of the tv": a known
+            // relation word that runs through a region noun, read by meaning whole
+            if let Some((_, len, _)) = known
+                && let Some(found) = self.relation_by_meaning(toks, i, len + 1, true)
+            {
+                self.relate_by_meaning(toks, found, p);
+                return;
+            }
+            if let Some((kind, len, _)) = known {
                 let j = i + len;
                 let superlative = matches!(kind, RelationKind::Nearest | RelationKind::Furthest);
                 let anchor_follows = toks
@@ -730,6 +901,11 @@ impl PhraseReader<'_> {
                         return;
                     }
                 }
+            }
+            // "up against the lamp": relation words no list knows
+            if let Some(found) = self.relation_by_meaning(toks, i, 1, false) {
+                self.relate_by_meaning(toks, found, p);
+                return;
             }
             if !toks[i].is_mark() && find(TRAILERS, w).is_none() {
                 p.unplaced.push(toks[i].w.clone());
