@@ -26,6 +26,8 @@ pub enum VerbClass {
     Sense(Sense),
     /// Greetings, thanks, small talk: not a request.
     Chat,
+    /// Ruling an object out ("ignore the glass one").
+    Exclude,
 }
 
 /// Prototype phrases per class. Words, not goals: they say what each verb means.
@@ -98,6 +100,10 @@ const VERB_PROTOTYPES: &[(&str, VerbClass)] = &[
     ("attack", VerbClass::Sense(Sense::Harm)),
     ("break", VerbClass::Sense(Sense::Harm)),
     ("burn", VerbClass::Sense(Sense::Harm)),
+    ("ignore", VerbClass::Exclude),
+    ("avoid", VerbClass::Exclude),
+    ("leave out", VerbClass::Exclude),
+    ("pass over", VerbClass::Exclude),
     ("hello", VerbClass::Chat),
     ("thanks", VerbClass::Chat),
     ("goodbye", VerbClass::Chat),
@@ -225,6 +231,7 @@ fn group(c: VerbClass) -> u8 {
         VerbClass::Sense(Sense::Harm) => 8,
         VerbClass::Sense(_) => 9,
         VerbClass::Chat => 10,
+        VerbClass::Exclude => 11,
     }
 }
 

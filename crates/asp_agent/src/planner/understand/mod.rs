@@ -395,6 +395,8 @@ impl GoalGrammar {
             {
                 return match m.class {
                     VerbClass::Chat => Clause::Ignore,
+                    // ruling out narrows what a later verb acts on; it moves nothing
+                    VerbClass::Exclude => split_but(&body[skip..], None),
                     VerbClass::Sense(sense) => Clause::Act {
                         sense,
                         verb: with_particle,

@@ -136,6 +136,8 @@ fn canonical_attribute(w: &str) -> String {
 fn ends_core(toks: &[Tok], i: usize) -> bool {
     let w = toks[i].w.as_str();
     starts(toks, i, "other than")
+        || starts(toks, i, "apart from")
+        || starts(toks, i, "aside from")
         || matches!(
             w,
             "that"
@@ -147,6 +149,7 @@ fn ends_core(toks: &[Tok], i: usize) -> bool {
                 | "for"
                 | "with"
                 | "except"
+                | "excluding"
                 | "but"
                 | "not"
                 | "and"
@@ -294,6 +297,9 @@ const ANCHOR_STARTS: &[&str] = &[
     "the", "a", "an", "my", "your", "our", "his", "her", "their", "this", "that", "these", "those",
 ];
 
+/// Words that start ruling something out ("apart from the yellow one").
+const EXCLUDERS: &[&str] = &["not", "except", "but", "excluding", "apart", "aside"];
+
 /// Prepositions that end relation words before their anchor ("adjacent to").
 const RELATION_ENDS: &[&str] = &["to", "from", "of", "with", "against"];
 
@@ -407,6 +413,7 @@ impl PhraseReader<'_> {
                 ANCHOR_STARTS.contains(&t.w.as_str())
                     || RELATION_ENDS.contains(&t.w.as_str()) && !t.is("of")
             })
+            && !EXCLUDERS.contains(&toks[i - 1].w.as_str())
             && self
                 .meaning
                 .is_some_and(|m| m.is_relational(&toks[i - 1].w))
@@ -420,10 +427,15 @@ impl PhraseReader<'_> {
         let mut core: Vec<Tok> = toks[start..i].to_vec();
         // "the keys tucked under the pillow": a participle before a relation says how
         // the thing lies, not what it is
+        // ("-ing" and "-en" only when the word reads nearer a relation than a thing:
+        // "leaning", "hidden", not "string", "kitchen")
         if core.len() >= 2
-            && core
-                .last()
-                .is_some_and(|t| t.w.len() >= 6 && t.w.ends_with("ed"))
+            && core.last().is_some_and(|t| {
+                t.w.len() >= 6
+                    && (t.w.ends_with("ed")
+                        || (t.w.ends_with("ing") || t.w.ends_with("en"))
+                            && self.meaning.is_some_and(|m| m.is_relational(&t.w)))
+            })
             && longest(RELATIONS, toks, i).is_some()
         {
             core.pop();
@@ -681,10 +693,7 @@ impl PhraseReader<'_> {
             // "not red", "not the red one", "except the blue one", "but the broken one",
             // "other than the wet one"
             let other_than = starts(toks, i, "other than");
-            if other_than
-                || matches!(w, "not" | "except" | "but" | "excluding" | "apart")
-                    && !starts(toks, i, "but not")
-            {
+            if other_than || EXCLUDERS.contains(&w) && !starts(toks, i, "but not") {
                 let mut j = i + if other_than { 2 } else { 1 };
                 while toks
                     .get(j)
@@ -701,7 +710,13 @@ impl PhraseReader<'_> {
                     && rest.iter().all(|t| {
                         is_attribute_word(&t.w) || MATERIALS.contains(&t.w.as_str()) || t.is("or")
                     });
-                if attrs_only {
+                // "not locked", "not ripened": a bare word after the negation that
+                // reads as a state
+                let bare_state = rest.len() == 1
+                    && (rest[0].w.len() > 4
+                        && (rest[0].w.ends_with("ed") || rest[0].w.ends_with("en"))
+                        || self.meaning.is_some_and(|m| m.is_attribute(&rest[0].w)));
+                if attrs_only || bare_state {
                     for t in rest.iter().filter(|t| !t.is("or")) {
                         p.obj.excluded.push(canonical_attribute(&t.w));
                     }
