@@ -11,7 +11,7 @@
 //! ([`asp_system::verified_success`]).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use asp_agent::GoalGrammar;
@@ -21,8 +21,10 @@ use asp_config::sections::agent::WhenBusy;
 use asp_core::robot::CancellationToken;
 use asp_core::{FailureKind, State};
 use asp_ros::action::{
-    ActionServer, ActionServerOptions, BusyPolicy, GoalContext, GoalHandler, GoalOutcome,
+    ActionServer, ActionServerOptions, BusyPolicy, ExternalGoals, GoalContext, GoalHandler,
+    GoalOutcome,
 };
+use asp_ros::msg::action_msgs::GoalInfo;
 use asp_ros::msg::asp_interfaces::{
     ExecuteGoal, ExecuteGoalAction, ExecuteGoalActionFeedback, ExecuteGoalActionGoal,
     ExecuteGoalActionResult, ExecuteGoalRequest, ExecuteGoalResponse, SymbolicState, error_code,
@@ -30,6 +32,7 @@ use asp_ros::msg::asp_interfaces::{
 };
 use asp_ros::msg::builtin_interfaces::Time;
 use asp_ros::msg::std_msgs::Header;
+use asp_ros::msg::unique_identifier_msgs::UUID;
 use asp_ros::params::ParamValue;
 use asp_ros::transport::{Publisher, ServiceServer};
 use asp_ros::{Qos, Transport};
@@ -292,6 +295,19 @@ struct Admitted {
     id: String,
     cancel: CancellationToken,
     preempted_by: Arc<Mutex<Option<String>>>,
+    /// A service goal: the id and time the action's cancel requests know it by.
+    service: Option<GoalInfo>,
+    /// Cancelled by a request to the action's `cancel_goal`.
+    cancel_requested: Arc<AtomicBool>,
+}
+
+/// The id a service goal is known by to the action's cancel requests: "srv" and its
+/// number, so that it reads as what it is in a `cancel_goal` response.
+fn service_goal_uuid(n: u64) -> UUID {
+    let mut uuid = [0u8; 16];
+    uuid[..3].copy_from_slice(b"srv");
+    uuid[8..].copy_from_slice(&n.to_be_bytes());
+    UUID { uuid }
 }
 
 impl GoalArbiter {
@@ -309,7 +325,12 @@ impl GoalArbiter {
     }
 
     /// Lets goal `id` in under the policy (cancelled with `outer` too), or refuses it.
-    fn admit(&self, id: &str, outer: &CancellationToken) -> Result<Admitted, GoalAnswer> {
+    fn admit(
+        &self,
+        id: &str,
+        outer: &CancellationToken,
+        service: Option<GoalInfo>,
+    ) -> Result<Admitted, GoalAnswer> {
         let mut running = self.lock();
         if let Some(other) = running.first() {
             let policy = *self.policy.borrow();
@@ -341,6 +362,8 @@ impl GoalArbiter {
             id: id.to_owned(),
             cancel: outer.child_token(),
             preempted_by: Arc::new(Mutex::new(None)),
+            service,
+            cancel_requested: Arc::new(AtomicBool::new(false)),
         };
         running.push(admitted.clone());
         Ok(admitted)
@@ -360,8 +383,41 @@ impl GoalArbiter {
         {
             answer.error_msg = format!("preempted by a newer goal ({by})");
             answer.summary = format!("preempted by {by}; {}", answer.summary);
+        } else if a.cancel_requested.load(Ordering::SeqCst)
+            && !answer.success
+            && answer.error_code == error_code(FailureKind::Cancelled)
+        {
+            answer.error_msg = format!(
+                "the goal was cancelled through {}/_action/cancel_goal",
+                names::EXECUTE_ACTION
+            );
         }
         answer
+    }
+}
+
+/// The action's cancel requests reach service goals too.
+impl ExternalGoals for GoalArbiter {
+    fn cancel(&self, goal_id: Option<UUID>, before: Option<Time>) -> Vec<GoalInfo> {
+        let running = self.lock();
+        let mut out = Vec::new();
+        for r in running.iter() {
+            let Some(info) = &r.service else { continue };
+            let selected = match (goal_id, before) {
+                (None, None) => true,
+                (id, stamp) => {
+                    id.is_some_and(|id| id == info.goal_id)
+                        || stamp.is_some_and(|t| info.stamp.as_secs_f64() <= t.as_secs_f64())
+                }
+            };
+            if selected {
+                r.cancel_requested.store(true, Ordering::SeqCst);
+                r.cancel.cancel();
+                info!(goal = %r.id, "service goal cancelled through the action");
+                out.push(info.clone());
+            }
+        }
+        out
     }
 }
 
@@ -383,7 +439,7 @@ impl GoalHandler<ExecuteGoalAction> for ExecuteHandler {
     ) -> GoalOutcome<ExecuteGoalActionResult> {
         let id = ctx.goal_id().to_string();
         let admitted = match refused_while_stopped(&self.estop, &self.estop_topic)
-            .map_or_else(|| self.arbiter.admit(&id, ctx.cancellation()), Err)
+            .map_or_else(|| self.arbiter.admit(&id, ctx.cancellation(), None), Err)
         {
             Ok(a) => a,
             Err(a) => {
@@ -532,8 +588,16 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
         move |req: ExecuteGoalRequest| {
             let (a, n) = (a.clone(), counter.fetch_add(1, Ordering::Relaxed) + 1);
             let id = format!("srv-{n}");
-            let admitted = refused_while_stopped(&stopped, &topic)
-                .map_or_else(|| arb.admit(&id, &CancellationToken::new()), Err);
+            let admitted = refused_while_stopped(&stopped, &topic).map_or_else(
+                || {
+                    let info = GoalInfo {
+                        goal_id: service_goal_uuid(n),
+                        stamp: Time::now(),
+                    };
+                    arb.admit(&id, &CancellationToken::new(), Some(info))
+                },
+                Err,
+            );
             let arb = arb.clone();
             async move {
                 let admitted = match admitted {
@@ -555,6 +619,8 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
         ActionServerOptions {
             // the action's own goals follow the same policy as the arbiter's
             busy: action_policy,
+            // and its cancel requests reach the service's goals
+            external: Some(arbiter.clone() as Arc<dyn ExternalGoals>),
             ..ActionServerOptions::default()
         },
         ExecuteHandler {

@@ -272,6 +272,85 @@ async fn a_newer_goal_preempts_the_running_one_whichever_way_each_came() {
     assert_eq!(result.result.error_msg, "the goal was cancelled");
 }
 
+/// A goal sent through the service is stopped by the action's cancel request, as
+/// `ros2 action` and any action client send it: cancel all, or the id the cancel
+/// response gave it; the service's caller gets a cancelled result that says how.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn service_goals_are_cancelled_through_the_action() {
+    use asp_ros::msg::action_msgs::CancelGoalResponse;
+    use asp_ros::msg::asp_interfaces::error_code;
+    let domain = common::fresh_domain();
+    let data = tempfile::tempdir().unwrap();
+    let cfg = common::config(&data, &[]);
+    let server = Transport::dds(common::dds_settings(domain, ServiceMapping::Cyclone)).unwrap();
+    let agent = asp_nodes::agent::agent_node(&cfg, &server).await.unwrap();
+    let (tx, mut calls) = tokio::sync::mpsc::unbounded_channel();
+    agent.watch(std::sync::Arc::new(Calls(tx)));
+    let me = client_node(domain);
+    let service = std::sync::Arc::new(
+        me.client::<ExecuteGoal>(asp_nodes::names::EXECUTE_GOAL_SERVICE)
+            .unwrap(),
+    );
+    let action = me
+        .action_client::<ExecuteGoalAction>(asp_nodes::names::EXECUTE_ACTION)
+        .unwrap();
+    let send = |goal: &'static str| {
+        let service = service.clone();
+        tokio::spawn(async move {
+            service
+                .call(ExecuteGoalRequest { goal: goal.into() })
+                .await
+                .unwrap()
+        })
+    };
+
+    // cancel all: the running service goal is among the goals canceling
+    let first = send("pick up the mug");
+    assert_eq!(calls.recv().await.unwrap(), "srv-1");
+    let r = action.cancel_all().await.unwrap();
+    assert_eq!(r.return_code, CancelGoalResponse::ERROR_NONE, "{r:?}");
+    assert_eq!(r.goals_canceling.len(), 1, "{r:?}");
+    assert_eq!(&r.goals_canceling[0].goal_id.uuid[..3], b"srv");
+    let answer = first.await.unwrap();
+    assert!(!answer.success);
+    assert_eq!(
+        answer.error_code,
+        error_code(asp_core::FailureKind::Cancelled),
+        "{answer:?}"
+    );
+    assert!(
+        answer.error_msg.contains("cancel_goal"),
+        "{}",
+        answer.error_msg
+    );
+
+    // by id: an id nobody knows is refused as unknown; the service goal's own id works
+    let second = send("pick up the cup");
+    assert_eq!(calls.recv().await.unwrap(), "srv-2");
+    let mut unknown = r.goals_canceling[0].clone();
+    unknown.goal_id.uuid[15] ^= 0xff;
+    let r = action.cancel_goal(unknown.goal_id).await.unwrap();
+    assert_eq!(
+        r.return_code,
+        CancelGoalResponse::ERROR_UNKNOWN_GOAL_ID,
+        "{r:?}"
+    );
+    let mut id = unknown.goal_id;
+    id.uuid[8..].copy_from_slice(&2u64.to_be_bytes());
+    let r = action.cancel_goal(id).await.unwrap();
+    assert_eq!(r.return_code, CancelGoalResponse::ERROR_NONE, "{r:?}");
+    assert_eq!(r.goals_canceling[0].goal_id, id);
+    let answer = second.await.unwrap();
+    assert_eq!(
+        answer.error_code,
+        error_code(asp_core::FailureKind::Cancelled),
+        "{answer:?}"
+    );
+    // nothing runs now: a cancel finds nothing to cancel
+    let r = action.cancel_all().await.unwrap();
+    assert_eq!(r.return_code, CancelGoalResponse::ERROR_REJECTED, "{r:?}");
+}
+
 fn string_value(s: &str) -> ParameterValue {
     ParameterValue {
         r#type: parameter_type::STRING,

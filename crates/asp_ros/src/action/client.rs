@@ -181,6 +181,12 @@ impl<A: RosAction> ActionClient<A> {
         self.cancel_request(UUID::default(), Time::default()).await
     }
 
+    /// Asks the server to cancel goal `goal_id`: one this client sent, or one the server
+    /// knows by that id from elsewhere (a node's service goals).
+    pub async fn cancel_goal(&self, goal_id: UUID) -> Result<CancelGoalResponse, RosError> {
+        self.cancel_request(goal_id, Time::default()).await
+    }
+
     async fn cancel_request(
         &self,
         goal_id: UUID,

@@ -28,8 +28,8 @@ use tokio::sync::{mpsc, oneshot};
 
 pub use client::{ActionClient, GoalHandle, GoalResult};
 pub use server::{
-    ActionServer, ActionServerOptions, BusyPolicy, FnHandler, GoalContext, GoalHandler,
-    GoalOutcome, goal_fn,
+    ActionServer, ActionServerOptions, BusyPolicy, ExternalGoals, FnHandler, GoalContext,
+    GoalHandler, GoalOutcome, goal_fn,
 };
 
 use crate::RosError;

@@ -33,8 +33,18 @@ pub enum BusyPolicy {
     Reject,
 }
 
+/// Goals run outside the action server that its cancel requests reach too: a node's
+/// service goals, so that `cancel_goal` stops whatever the node runs. A request naming
+/// no goal and no time cancels them all, one with a time those accepted at or before
+/// it, one with an id the goal of that id.
+pub trait ExternalGoals: Send + Sync {
+    /// Cancels the goals selected (`goal_id` and `before` both absent: all of them)
+    /// and says which, with the time each was accepted.
+    fn cancel(&self, goal_id: Option<UUID>, before: Option<Time>) -> Vec<GoalInfo>;
+}
+
 /// Server behaviour.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ActionServerOptions {
     /// The busy policy, read at each new goal (a node may change it while serving).
     pub busy: watch::Receiver<BusyPolicy>,
@@ -44,6 +54,20 @@ pub struct ActionServerOptions {
     pub estop: Option<watch::Receiver<bool>>,
     /// How long the server waits for handlers to stop when it shuts down.
     pub shutdown_grace: Duration,
+    /// Goals outside the server that cancel requests reach too.
+    pub external: Option<Arc<dyn ExternalGoals>>,
+}
+
+impl std::fmt::Debug for ActionServerOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ActionServerOptions")
+            .field("busy", &*self.busy.borrow())
+            .field("result_timeout", &self.result_timeout)
+            .field("estop", &self.estop.as_ref().map(|e| *e.borrow()))
+            .field("shutdown_grace", &self.shutdown_grace)
+            .field("external", &self.external.is_some())
+            .finish()
+    }
 }
 
 impl ActionServerOptions {
@@ -62,6 +86,7 @@ impl Default for ActionServerOptions {
             result_timeout: Duration::from_secs(900),
             estop: None,
             shutdown_grace: Duration::from_secs(5),
+            external: None,
         }
     }
 }
@@ -277,6 +302,7 @@ struct Shared<A: RosAction> {
     status: Box<dyn Fn(GoalStatusArray) -> Result<(), RosError> + Send + Sync>,
     feedback: FeedbackSink<A::Feedback>,
     result_timeout: Duration,
+    external: Option<Arc<dyn ExternalGoals>>,
     /// Keeps the transport endpoints alive while goals finish.
     _guard: crate::transport::Guard,
 }
@@ -416,6 +442,7 @@ async fn run<A: RosAction, H: GoalHandler<A>>(
         status,
         feedback,
         result_timeout: options.result_timeout,
+        external: options.external.clone(),
         _guard: guard,
     });
     shared.publish_status();
@@ -661,11 +688,19 @@ fn on_cancel<A: RosAction>(
         return_code: CancelGoalResponse::ERROR_NONE,
         goals_canceling: Vec::new(),
     };
+    let external = shared.external.as_ref();
     {
         let mut goals = shared.lock();
         if id_given && !stamp_given {
             match goals.get(&goal_id) {
-                None => response.return_code = CancelGoalResponse::ERROR_UNKNOWN_GOAL_ID,
+                // one of the node's other goals (a service goal)?
+                None => {
+                    let theirs = external.map(|x| x.cancel(Some(goal_id), None));
+                    match theirs {
+                        Some(infos) if !infos.is_empty() => response.goals_canceling = infos,
+                        _ => response.return_code = CancelGoalResponse::ERROR_UNKNOWN_GOAL_ID,
+                    }
+                }
                 Some(e) if e.state.is_terminal() => {
                     response.return_code = CancelGoalResponse::ERROR_GOAL_TERMINATED
                 }
@@ -685,6 +720,14 @@ fn on_cancel<A: RosAction>(
                 .map(|(id, e)| (e.seq, *id))
                 .collect();
             matched.sort_by_key(|(seq, _)| *seq);
+            // the node's other goals the request selects, first: they were taken before
+            // any of this server's goals that preempts them could start
+            if let Some(x) = external
+                && response.goals_canceling.is_empty()
+            {
+                response.goals_canceling =
+                    x.cancel(id_given.then_some(goal_id), stamp_given.then_some(stamp));
+            }
             for (_, id) in matched {
                 if let Some(e) = goals.get_mut(&id) {
                     e.state = GoalState::Canceling;
