@@ -359,7 +359,9 @@ impl TableWorld {
     }
 }
 
-fn tokens(s: &str) -> Vec<String> {
+/// The words retrieval compares in a query and a description: lower case, stop words
+/// out, a plural's "s" dropped.
+pub fn tokens(s: &str) -> Vec<String> {
     s.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(str::to_ascii_lowercase)

@@ -16,7 +16,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use asp_agent::planner::corpus::{ActionKind, ObjectRef, RelationKind, StepSpec, load_corpus};
-use asp_agent::testing::{TableWorld, WorldObject};
+use asp_agent::testing::{TableWorld, WorldObject, tokens};
 use asp_agent::{GoalStatus, Guard, Preposition, Verb};
 use asp_core::{GripperPrecondition, ObjectKey, Skill};
 use asp_llm_testkit::{Reply, ScriptedServer, Step};
@@ -28,23 +28,6 @@ fn query(o: &ObjectRef) -> String {
     let mut words = o.attributes.clone();
     words.push(o.name.clone());
     words.join(" ")
-}
-
-/// Words as the test world's retrieval compares them.
-fn tokens(s: &str) -> Vec<String> {
-    const STOPWORDS: &[&str] = &[
-        "the", "a", "an", "of", "with", "its", "some", "that", "is", "and",
-    ];
-    s.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_ascii_lowercase)
-        .filter(|w| !STOPWORDS.contains(&w.as_str()))
-        .map(|w| {
-            w.strip_suffix('s')
-                .filter(|s| s.len() > 2)
-                .map_or(w.clone(), str::to_owned)
-        })
-        .collect()
 }
 
 /// What the world needs each object to afford.

@@ -203,20 +203,47 @@ impl asp_agent::EventSink for Calls {
     }
 }
 
+/// agent_node alone on a fresh DDS domain, with a client participant and the goal id
+/// of every tool call it starts.
+struct LoneAgent {
+    client: Node,
+    domain: u16,
+    cfg: asp_config::LoadedConfig,
+    calls: tokio::sync::mpsc::UnboundedReceiver<String>,
+    _agent: asp_nodes::agent::AgentNode,
+    _server: Transport,
+    _data: tempfile::TempDir,
+}
+
+impl LoneAgent {
+    async fn start() -> Self {
+        let domain = common::fresh_domain();
+        let data = tempfile::tempdir().unwrap();
+        let cfg = common::config(&data, &[]);
+        let server = Transport::dds(common::dds_settings(domain, ServiceMapping::Cyclone)).unwrap();
+        let agent = asp_nodes::agent::agent_node(&cfg, &server).await.unwrap();
+        let (tx, calls) = tokio::sync::mpsc::unbounded_channel();
+        agent.watch(std::sync::Arc::new(Calls(tx)));
+        Self {
+            client: client_node(domain),
+            domain,
+            cfg,
+            calls,
+            _agent: agent,
+            _server: server,
+            _data: data,
+        }
+    }
+}
+
 /// One policy across the service and the action. agent_node runs alone, so every goal
 /// that gets past the grammar waits in its first tool call for an object map that never
 /// comes: it runs until something stops it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_newer_goal_preempts_the_running_one_whichever_way_each_came() {
     use asp_ros::msg::asp_interfaces::error_code;
-    let domain = common::fresh_domain();
-    let data = tempfile::tempdir().unwrap();
-    let cfg = common::config(&data, &[]);
-    let server = Transport::dds(common::dds_settings(domain, ServiceMapping::Cyclone)).unwrap();
-    let agent = asp_nodes::agent::agent_node(&cfg, &server).await.unwrap();
-    let (tx, mut calls) = tokio::sync::mpsc::unbounded_channel();
-    agent.watch(std::sync::Arc::new(Calls(tx)));
-    let me = client_node(domain);
+    let mut lone = LoneAgent::start().await;
+    let (me, calls) = (&lone.client, &mut lone.calls);
     let service = me
         .client::<ExecuteGoal>(asp_nodes::names::EXECUTE_GOAL_SERVICE)
         .unwrap();
@@ -279,14 +306,8 @@ async fn a_newer_goal_preempts_the_running_one_whichever_way_each_came() {
 async fn service_goals_are_cancelled_through_the_action() {
     use asp_ros::msg::action_msgs::CancelGoalResponse;
     use asp_ros::msg::asp_interfaces::error_code;
-    let domain = common::fresh_domain();
-    let data = tempfile::tempdir().unwrap();
-    let cfg = common::config(&data, &[]);
-    let server = Transport::dds(common::dds_settings(domain, ServiceMapping::Cyclone)).unwrap();
-    let agent = asp_nodes::agent::agent_node(&cfg, &server).await.unwrap();
-    let (tx, mut calls) = tokio::sync::mpsc::unbounded_channel();
-    agent.watch(std::sync::Arc::new(Calls(tx)));
-    let me = client_node(domain);
+    let mut lone = LoneAgent::start().await;
+    let (me, calls) = (&lone.client, &mut lone.calls);
     let service = std::sync::Arc::new(
         me.client::<ExecuteGoal>(asp_nodes::names::EXECUTE_GOAL_SERVICE)
             .unwrap(),
@@ -381,14 +402,8 @@ async fn set_parameter(me: &Node, name: &str, value: ParameterValue) -> SetParam
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn when_busy_set_to_reject_as_a_parameter_refuses_a_goal_while_another_runs() {
     asp_runtime::init_tracing();
-    let domain = common::fresh_domain();
-    let data = tempfile::tempdir().unwrap();
-    let cfg = common::config(&data, &[]);
-    let server = Transport::dds(common::dds_settings(domain, ServiceMapping::Cyclone)).unwrap();
-    let agent = asp_nodes::agent::agent_node(&cfg, &server).await.unwrap();
-    let (tx, mut calls) = tokio::sync::mpsc::unbounded_channel();
-    agent.watch(std::sync::Arc::new(Calls(tx)));
-    let me = client_node(domain);
+    let mut lone = LoneAgent::start().await;
+    let (me, calls) = (&lone.client, &mut lone.calls);
     let mut rosout = me
         .subscribe::<Log>("/rosout", asp_nodes::rosout::ROSOUT_QOS)
         .unwrap();
@@ -415,7 +430,9 @@ async fn when_busy_set_to_reject_as_a_parameter_refuses_a_goal_while_another_run
         .values;
     assert_eq!(got[0].string_value, "preempt");
     assert_eq!(got[1].r#type, parameter_type::DOUBLE);
-    assert!((got[1].double_value - cfg.config.common.safety.max_velocity_scaling).abs() < 1e-12);
+    assert!(
+        (got[1].double_value - lone.cfg.config.common.safety.max_velocity_scaling).abs() < 1e-12
+    );
     let described = me
         .client::<DescribeParameters>("/agent_node/describe_parameters")
         .unwrap()
@@ -428,7 +445,7 @@ async fn when_busy_set_to_reject_as_a_parameter_refuses_a_goal_while_another_run
     assert!(!described[0].read_only && described[0].additional_constraints.contains("reject"));
     assert!(described[1].read_only);
 
-    let refused = set_parameter(&me, "when_busy", string_value("sometimes")).await;
+    let refused = set_parameter(me, "when_busy", string_value("sometimes")).await;
     assert!(!refused.successful);
     assert!(
         refused.reason.contains("\"sometimes\" is neither"),
@@ -436,7 +453,7 @@ async fn when_busy_set_to_reject_as_a_parameter_refuses_a_goal_while_another_run
         refused.reason
     );
     let refused = set_parameter(
-        &me,
+        me,
         "safety.max_velocity_scaling",
         ParameterValue {
             r#type: parameter_type::DOUBLE,
@@ -449,7 +466,7 @@ async fn when_busy_set_to_reject_as_a_parameter_refuses_a_goal_while_another_run
         !refused.successful && refused.reason.contains("read-only"),
         "{refused:?}"
     );
-    let set = set_parameter(&me, "when_busy", string_value("reject")).await;
+    let set = set_parameter(me, "when_busy", string_value("reject")).await;
     assert!(set.successful, "{set:?}");
     // the node says so on /rosout, as on its console
     let said = tokio::time::timeout(std::time::Duration::from_secs(60), async {
@@ -479,7 +496,7 @@ async fn when_busy_set_to_reject_as_a_parameter_refuses_a_goal_while_another_run
     };
     assert_eq!(calls.recv().await.unwrap(), "srv-1");
     // a client has one call in flight at a time: the second comes from another peer
-    let other = client_node(domain);
+    let other = client_node(lone.domain);
     let r = other
         .client::<ExecuteGoal>(asp_nodes::names::EXECUTE_GOAL_SERVICE)
         .unwrap()
@@ -495,7 +512,7 @@ async fn when_busy_set_to_reject_as_a_parameter_refuses_a_goal_while_another_run
         r.error_msg
     );
     // the action the same
-    let result = aborted_action(&me, "pick up the cup").await;
+    let result = aborted_action(me, "pick up the cup").await;
     assert_eq!(result.error_code, goal_refused::BUSY, "{result:?}");
     running.abort();
 }
