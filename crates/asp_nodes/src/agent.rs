@@ -25,13 +25,14 @@ use asp_ros::action::{
     GoalOutcome,
 };
 use asp_ros::msg::action_msgs::GoalInfo;
+use asp_ros::msg::asp_interfaces::ObjectMapSummary;
 use asp_ros::msg::asp_interfaces::{
     ExecuteGoal, ExecuteGoalAction, ExecuteGoalActionFeedback, ExecuteGoalActionGoal,
     ExecuteGoalActionResult, ExecuteGoalRequest, ExecuteGoalResponse, SymbolicState, error_code,
     goal_refused,
 };
 use asp_ros::msg::builtin_interfaces::Time;
-use asp_ros::msg::std_msgs::Header;
+use asp_ros::msg::std_msgs::{Bool, Header};
 use asp_ros::msg::unique_identifier_msgs::UUID;
 use asp_ros::params::ParamValue;
 use asp_ros::transport::{Publisher, ServiceServer};
@@ -41,7 +42,6 @@ use async_trait::async_trait;
 use tokio::sync::{mpsc, watch};
 use tracing::{info, warn};
 
-use crate::NodeError;
 use crate::affordance::AffordanceClient;
 use crate::estop::EStopBinding;
 use crate::goto::GoToClient;
@@ -49,6 +49,7 @@ use crate::map::ObjectMapClient;
 use crate::names;
 use crate::params::{Settable, StandardServices, serve_standard};
 use crate::skill::SkillClient;
+use crate::{AbortOnDrop, NodeError};
 
 /// Publishes the symbolic state on `/asp/state`.
 struct StatePublisher {
@@ -485,9 +486,16 @@ pub struct AgentNode {
     _service: ServiceServer,
     _action: ActionServer<ExecuteGoalAction>,
     _standard: StandardServices,
+    ready: watch::Receiver<bool>,
+    _ready_task: AbortOnDrop,
 }
 
 impl AgentNode {
+    /// Whether goals can be taken now, as published on [`names::READY_TOPIC`].
+    pub fn ready(&self) -> watch::Receiver<bool> {
+        self.ready.clone()
+    }
+
     /// Whether the e-stop is engaged, as this node last heard it.
     pub fn estop(&self) -> watch::Receiver<bool> {
         self.estop.watch()
@@ -631,6 +639,7 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
             arbiter,
         },
     )?;
+    let (ready, ready_task) = publish_ready(&node, estop.watch())?;
     info!(agent = ?agent.kind(), mobile = c.agent_node.mobile, "agent_node serving");
     Ok(AgentNode {
         agent,
@@ -640,7 +649,44 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
         _service: service,
         _action: action,
         _standard: standard,
+        ready,
+        _ready_task: ready_task,
     })
+}
+
+/// Publishes [`names::READY_TOPIC`] (latched) on every change: true once
+/// object_map_node's summary holds objects (the map is built) while the e-stop is
+/// released. Clients and launch files wait for it before sending goals.
+fn publish_ready(
+    node: &asp_ros::Node,
+    mut stopped: watch::Receiver<bool>,
+) -> Result<(watch::Receiver<bool>, AbortOnDrop), NodeError> {
+    let publisher = node.publisher::<Bool>(names::READY_TOPIC, Qos::latched())?;
+    let mut maps = node.subscribe::<ObjectMapSummary>(names::OBJECT_MAP_TOPIC, Qos::latched())?;
+    let (tx, rx) = watch::channel(false);
+    let task = tokio::spawn(async move {
+        let mut mapped = false;
+        let mut said = None;
+        loop {
+            let ready = mapped && !*stopped.borrow_and_update();
+            if said != Some(ready) {
+                info!(ready, "{}", names::READY_TOPIC);
+                if let Err(e) = publisher.publish(Bool { data: ready }) {
+                    warn!("{}: {e}", names::READY_TOPIC);
+                }
+                tx.send_replace(ready);
+                said = Some(ready);
+            }
+            tokio::select! {
+                m = maps.recv() => match m {
+                    Some(m) => mapped = m.objects > 0,
+                    None => break,
+                },
+                r = stopped.changed() => if r.is_err() { break },
+            }
+        }
+    });
+    Ok((rx, AbortOnDrop(task)))
 }
 
 /// The action server's form of `agent_node.when_busy`.

@@ -11,6 +11,9 @@ pub const EXECUTE_GOAL_SERVICE: &str = "/asp/execute_goal";
 pub const EXECUTE_ACTION: &str = "/asp/execute";
 /// agent_node: the symbolic state after every tool call (latched).
 pub const STATE_TOPIC: &str = "/asp/state";
+/// agent_node: whether goals can be taken now (`std_msgs/Bool`, latched): the object map
+/// has been built and the e-stop is released.
+pub const READY_TOPIC: &str = "/asp/ready";
 
 /// object_map_node's services.
 pub const RETRIEVE_SERVICE: &str = "/asp/object_map/retrieve";

@@ -210,7 +210,7 @@ struct LoneAgent {
     domain: u16,
     cfg: asp_config::LoadedConfig,
     calls: tokio::sync::mpsc::UnboundedReceiver<String>,
-    _agent: asp_nodes::agent::AgentNode,
+    agent: asp_nodes::agent::AgentNode,
     _server: Transport,
     _data: tempfile::TempDir,
 }
@@ -229,7 +229,7 @@ impl LoneAgent {
             domain,
             cfg,
             calls,
-            _agent: agent,
+            agent,
             _server: server,
             _data: data,
         }
@@ -370,6 +370,48 @@ async fn service_goals_are_cancelled_through_the_action() {
     // nothing runs now: a cancel finds nothing to cancel
     let r = action.cancel_all().await.unwrap();
     assert_eq!(r.return_code, CancelGoalResponse::ERROR_REJECTED, "{r:?}");
+}
+
+/// `/asp/ready` tells a client when goals can be taken: not before object_map_node's
+/// summary holds objects (a map with nothing in it is not built), and not while the
+/// e-stop is engaged. Latched, so a client that joins late hears where things stand.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ready_is_said_once_the_map_is_built_and_while_the_estop_is_released() {
+    use asp_nodes::names::{OBJECT_MAP_TOPIC, READY_TOPIC};
+    use asp_ros::Qos;
+    use asp_ros::msg::asp_interfaces::ObjectMapSummary;
+    use asp_ros::msg::std_msgs::Bool;
+    let lone = LoneAgent::start().await;
+    let me = &lone.client;
+    let mut ready = lone.agent.ready();
+    let mut heard = me.subscribe::<Bool>(READY_TOPIC, Qos::latched()).unwrap();
+    // the value published before anyone listened
+    assert!(!heard.recv().await.unwrap().data);
+    let map = me
+        .publisher::<ObjectMapSummary>(OBJECT_MAP_TOPIC, Qos::latched())
+        .unwrap();
+    map.publish(ObjectMapSummary {
+        objects: 0,
+        ..Default::default()
+    })
+    .unwrap();
+    map.publish(ObjectMapSummary {
+        objects: 5,
+        ..Default::default()
+    })
+    .unwrap();
+    ready.wait_for(|r| *r).await.unwrap();
+    // each change is said once, in order, on the topic
+    assert!(heard.recv().await.unwrap().data);
+    let button = me
+        .publisher::<Bool>("/asp/estop", asp_nodes::estop::ESTOP_QOS)
+        .unwrap();
+    button.publish(Bool { data: true }).unwrap();
+    ready.wait_for(|r| !*r).await.unwrap();
+    assert!(!heard.recv().await.unwrap().data);
+    button.publish(Bool { data: false }).unwrap();
+    ready.wait_for(|r| *r).await.unwrap();
+    assert!(heard.recv().await.unwrap().data);
 }
 
 fn string_value(s: &str) -> ParameterValue {

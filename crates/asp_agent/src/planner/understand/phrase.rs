@@ -316,7 +316,7 @@ fn not_relational(toks: &[Tok], i: usize) -> bool {
             "and" | "or" | "but" | "not" | "then" | "please" | "than" | "'s"
         )
         || room_at(toks, i).is_some()
-        || PART_NOUNS.contains(&w) && !REGION_NOUNS.contains(&w)
+        || PART_NOUNS.contains(&w)
         || CONTAINERS.contains(&w)
         || is_attribute_word(w)
         || MATERIALS.contains(&w)
