@@ -691,21 +691,8 @@ fn on_cancel<A: RosAction>(
     let external = shared.external.as_ref();
     {
         let mut goals = shared.lock();
-        if id_given && !stamp_given {
-            match goals.get(&goal_id) {
-                // one of the node's other goals (a service goal)?
-                None => {
-                    let theirs = external.map(|x| x.cancel(Some(goal_id), None));
-                    match theirs {
-                        Some(infos) if !infos.is_empty() => response.goals_canceling = infos,
-                        _ => response.return_code = CancelGoalResponse::ERROR_UNKNOWN_GOAL_ID,
-                    }
-                }
-                Some(e) if e.state.is_terminal() => {
-                    response.return_code = CancelGoalResponse::ERROR_GOAL_TERMINATED
-                }
-                Some(_) => {}
-            }
+        if id_given && !stamp_given && goals.get(&goal_id).is_some_and(|e| e.state.is_terminal()) {
+            response.return_code = CancelGoalResponse::ERROR_GOAL_TERMINATED;
         }
         if response.return_code == CancelGoalResponse::ERROR_NONE {
             let stamp_secs = stamp.as_secs_f64();
@@ -720,10 +707,13 @@ fn on_cancel<A: RosAction>(
                 .map(|(id, e)| (e.seq, *id))
                 .collect();
             matched.sort_by_key(|(seq, _)| *seq);
+            // an id alone that is none of this server's goals may be one of the node's
+            // other goals (a service goal)
+            let unknown_id = id_given && !stamp_given && !goals.contains_key(&goal_id);
             // the node's other goals the request selects, first: they were taken before
             // any of this server's goals that preempts them could start
             if let Some(x) = external
-                && response.goals_canceling.is_empty()
+                && (unknown_id || !id_given || stamp_given)
             {
                 response.goals_canceling =
                     x.cancel(id_given.then_some(goal_id), stamp_given.then_some(stamp));
@@ -740,7 +730,11 @@ fn on_cancel<A: RosAction>(
                 }
             }
             if response.goals_canceling.is_empty() {
-                response.return_code = CancelGoalResponse::ERROR_REJECTED;
+                response.return_code = if unknown_id {
+                    CancelGoalResponse::ERROR_UNKNOWN_GOAL_ID
+                } else {
+                    CancelGoalResponse::ERROR_REJECTED
+                };
             }
         }
     }

@@ -285,6 +285,13 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
+/// The highest cosine of `v` with any of `list`.
+fn nearest<'a>(v: &[f32], list: impl IntoIterator<Item = &'a Vec<f32>>) -> f32 {
+    list.into_iter()
+        .map(|e| cosine(v, e))
+        .fold(f32::MIN, f32::max)
+}
+
 impl Meaning {
     /// Embeds the attribute and noun prototypes (verb prototypes are embedded in each
     /// clause).
@@ -406,17 +413,7 @@ impl Meaning {
         let Some(v) = self.embed(word) else {
             return false;
         };
-        let relation = self
-            .relations
-            .iter()
-            .map(|(_, alone)| cosine(&v, alone))
-            .fold(f32::MIN, f32::max);
-        let noun = self
-            .nouns
-            .iter()
-            .map(|e| cosine(&v, e))
-            .fold(f32::MIN, f32::max);
-        relation > noun
+        nearest(&v, self.relations.iter().map(|(_, alone)| alone)) > nearest(&v, &self.nouns)
     }
 
     /// Whether a word before the noun describes it (colour, material, size, state)
@@ -425,8 +422,7 @@ impl Meaning {
         let Some(v) = self.embed(word) else {
             return false;
         };
-        let best = |list: &[Vec<f32>]| list.iter().map(|e| cosine(&v, e)).fold(f32::MIN, f32::max);
-        let a = best(&self.attributes);
-        a >= ATTRIBUTE_SIMILARITY && a > best(&self.nouns) + ATTRIBUTE_MARGIN
+        let a = nearest(&v, &self.attributes);
+        a >= ATTRIBUTE_SIMILARITY && a > nearest(&v, &self.nouns) + ATTRIBUTE_MARGIN
     }
 }
