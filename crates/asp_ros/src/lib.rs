@@ -7,12 +7,15 @@
 //!   DDS (ros2-client on RustDDS, no ROS install needed) and in-process channels.
 //! - [`action`]: action semantics like Nav2's, written once over either backend.
 //! - [`params`]: ROS 2 parameters and their `rcl_interfaces` services.
+//! - [`liveliness`]: heartbeats (`bond/msg/Status`) and a watcher that notices a dead
+//!   node within its timeout.
 
 pub mod action;
 pub mod cdr;
 pub mod convert;
 mod error;
 pub mod idl;
+pub mod liveliness;
 pub mod msg;
 pub mod params;
 pub mod robot;

@@ -171,11 +171,12 @@ fn differences(info: &TypeInfo, spec: &MsgSpec) -> Vec<String> {
 }
 
 /// Packages the shared extract lacks (its SOURCES.txt names rcl_interfaces@jazzy, but
-/// only that repository's builtin_interfaces and service_msgs were extracted). Their
-/// definitions were compared by hand with rcl_interfaces 2.2.0 (Jazzy); the CDR round
+/// only that repository's builtin_interfaces and service_msgs were extracted), and
+/// bond_core's. Their definitions were compared by hand with rcl_interfaces 2.2.0 and
+/// bond 4.1 (Jazzy); the CDR round
 /// trip below covers them, and the parameter services are called over DDS in
 /// asp_nodes' tests. Once the extract holds them, the check below takes them in.
-const NOT_IN_EXTRACT: [&str; 2] = ["rcl_interfaces", "rosgraph_msgs"];
+const NOT_IN_EXTRACT: [&str; 3] = ["bond", "rcl_interfaces", "rosgraph_msgs"];
 
 #[test]
 fn standard_interfaces_match_upstream_jazzy_field_for_field() {
@@ -285,6 +286,7 @@ fn every_needed_interface_is_defined() {
         "sensor_msgs/JointState",
         "tf2_msgs/TFMessage",
         "rosgraph_msgs/Clock",
+        "bond/Status",
         "rcl_interfaces/ListParameters_Request",
         "rcl_interfaces/DescribeParameters_Response",
         "rcl_interfaces/ParameterEvent",

@@ -281,3 +281,41 @@ async fn action_across_processes_with_feedback_cancel_and_preemption() {
             .any(|e| e["goal"] == second_id.as_str() && e["event"] == "finished")
     );
 }
+
+/// A server that is killed (no goodbye) and started again as a new process: the same
+/// client reaches the new one, also after a call that was in flight to the dead one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_reaches_a_restarted_server() {
+    let domain = common::fresh_domain();
+    let args = ["serve-goal", "--service", "/mp/restarted"];
+    let first = Peer::spawn(domain, ServiceMapping::FastDds, &args);
+    first.expect("serving", WAIT);
+    let node = transport(domain, ServiceMapping::FastDds)
+        .node("caller")
+        .unwrap();
+    let client = node.client::<ExecuteGoal>("/mp/restarted").unwrap();
+    let r = client
+        .call(ExecuteGoalRequest { goal: "one".into() })
+        .await
+        .unwrap();
+    assert_eq!(r.summary, "done: one");
+    drop(first);
+    // a call to the dead server times out
+    let e = client
+        .call_with_timeout(
+            ExecuteGoalRequest {
+                goal: "lost".into(),
+            },
+            Duration::from_secs(1),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(e, RosError::Timeout { .. }), "{e}");
+    let second = Peer::spawn(domain, ServiceMapping::FastDds, &args);
+    second.expect("serving", WAIT);
+    let r = tokio::time::timeout(WAIT, client.call(ExecuteGoalRequest { goal: "two".into() }))
+        .await
+        .expect("no reply from the restarted server")
+        .unwrap();
+    assert_eq!(r.summary, "done: two");
+}

@@ -15,6 +15,7 @@
 
 pub mod action_msgs;
 pub mod asp_interfaces;
+pub mod bond;
 pub mod builtin_interfaces;
 pub mod control_msgs;
 pub mod geometry_msgs;
@@ -545,6 +546,7 @@ pub fn registry() -> Vec<TypeInfo> {
     let mut out = Vec::new();
     action_msgs::register(&mut out);
     asp_interfaces::register(&mut out);
+    bond::register(&mut out);
     builtin_interfaces::register(&mut out);
     control_msgs::register(&mut out);
     geometry_msgs::register(&mut out);

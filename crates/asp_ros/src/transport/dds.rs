@@ -29,7 +29,7 @@ use ros2_client::action::{
 use ros2_client::{ActionTypeName, MessageTypeName, Name, NodeName, NodeOptions, ServiceTypeName};
 use rustdds::mio1;
 use tokio::sync::{mpsc, oneshot};
-use tracing::{debug, warn};
+use tracing::{debug, info, warn};
 
 use super::mailbox::Mailbox;
 use super::qos::Qos;
@@ -294,6 +294,8 @@ impl DdsNode {
         Ok(Box::new(DdsClient::<S> {
             client,
             node: self.node.clone(),
+            participant: self._context.domain_participant(),
+            request_topic: format!("rq{service}Request"),
             one_at_a_time: tokio::sync::Mutex::new(()),
             name: service.to_string(),
         }))
@@ -473,6 +475,7 @@ impl DdsNode {
             port: Box::new(DdsActionClient::<A> {
                 client,
                 node: self.node.clone(),
+                participant: self._context.domain_participant(),
                 locks: Default::default(),
                 name,
                 _tasks: (AbortOnDrop(fb_task), AbortOnDrop(st_task)),
@@ -563,18 +566,79 @@ impl<M: RosMessage> SubscriptionPort for DdsSubscription<M> {
 struct DdsClient<S: RosService> {
     client: ros2_client::Client<S::Request, S::Response>,
     node: RosNode,
+    /// To see which servers (readers of the request topic) the participant knows.
+    participant: rustdds::DomainParticipant,
+    /// The DDS topic of the requests (`rq/<service>Request`).
+    request_topic: String,
     one_at_a_time: tokio::sync::Mutex<()>,
     name: String,
+}
+
+/// How often a waiting call looks for a new server, and how long it gives the request
+/// writer to match one before sending again.
+const NEW_SERVER_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+const MATCH_SETTLE: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// The servers `participant` knows of a service: the readers of its request topic.
+fn servers(
+    participant: &rustdds::DomainParticipant,
+    request_topic: &str,
+) -> std::collections::BTreeSet<rustdds::GUID> {
+    participant
+        .discovered_readers()
+        .into_iter()
+        .filter(|r| r.subscription_topic_data.topic_name() == request_topic)
+        .map(|r| r.reader_proxy.remote_reader_guid)
+        .collect()
+}
+
+/// Runs `call` (send a request, await its reply) and sends it again when a new server
+/// appears before the reply. A server that restarted (killed, then started again) stays
+/// matched until DDS's participant lease runs out, so a request may reach only the dead
+/// one and be lost; sent again, it reaches the new one, as it would have had that one
+/// been there (every server of a ROS 2 service receives every request).
+async fn resend_to_new_servers<T, Fut>(
+    participant: &rustdds::DomainParticipant,
+    request_topic: &str,
+    name: &str,
+    mut call: impl FnMut() -> Fut,
+) -> T
+where
+    Fut: std::future::Future<Output = T>,
+{
+    loop {
+        let known = servers(participant, request_topic);
+        let new_server = async {
+            loop {
+                tokio::time::sleep(NEW_SERVER_POLL).await;
+                if servers(participant, request_topic)
+                    .difference(&known)
+                    .next()
+                    .is_some()
+                {
+                    tokio::time::sleep(MATCH_SETTLE).await;
+                    return;
+                }
+            }
+        };
+        tokio::select! {
+            reply = call() => return reply,
+            () = new_server => {
+                info!(service = %name, "a new server appeared while a request waited for its reply: sending it again");
+            }
+        }
+    }
 }
 
 #[async_trait]
 impl<S: RosService> ClientPort<S> for DdsClient<S> {
     async fn call(&self, request: S::Request) -> Result<S::Response, RosError> {
         let _turn = self.one_at_a_time.lock().await;
-        self.client
-            .async_call_service(request)
-            .await
-            .map_err(|e| RosError::dds(format!("calling {}", self.name), e))
+        resend_to_new_servers(&self.participant, &self.request_topic, &self.name, || {
+            self.client.async_call_service(request.clone())
+        })
+        .await
+        .map_err(|e| RosError::dds(format!("calling {}", self.name), e))
     }
 
     fn server_ready(&self) -> bool {
@@ -593,24 +657,40 @@ struct ClientLocks {
 struct DdsActionClient<A: RosAction> {
     client: Arc<ros2_client::ActionClient<A::Goal, A::Result, A::Feedback>>,
     node: RosNode,
+    /// To send a request again when a new server appears (see
+    /// [`resend_to_new_servers`]).
+    participant: rustdds::DomainParticipant,
     locks: ClientLocks,
     name: String,
     _tasks: (AbortOnDrop, AbortOnDrop),
+}
+
+impl<A: RosAction> DdsActionClient<A> {
+    /// The DDS request topic of one of the action's services (`send_goal`, …).
+    fn request_topic(&self, service: &str) -> String {
+        format!("rq{}/_action/{service}Request", self.name)
+    }
 }
 
 #[async_trait]
 impl<A: RosAction> ActionClientPort<A> for DdsActionClient<A> {
     async fn send_goal(&self, request: GoalRequest<A::Goal>) -> Result<GoalResponse, RosError> {
         let _turn = self.locks.goal.lock().await;
-        let response = self
-            .client
-            .goal_client()
-            .async_call_service(SendGoalRequest {
-                goal_id: uuid_to_ros(request.goal_id),
-                goal: request.goal,
-            })
-            .await
-            .map_err(|e| RosError::dds(format!("sending a goal to {}", self.name), e))?;
+        let response = resend_to_new_servers(
+            &self.participant,
+            &self.request_topic("send_goal"),
+            &self.name,
+            || {
+                self.client
+                    .goal_client()
+                    .async_call_service(SendGoalRequest {
+                        goal_id: uuid_to_ros(request.goal_id),
+                        goal: request.goal.clone(),
+                    })
+            },
+        )
+        .await
+        .map_err(|e| RosError::dds(format!("sending a goal to {}", self.name), e))?;
         Ok(GoalResponse {
             accepted: response.accepted,
             stamp: time_from_ros(response.stamp),
@@ -620,21 +700,30 @@ impl<A: RosAction> ActionClientPort<A> for DdsActionClient<A> {
     async fn cancel(&self, request: CancelGoalRequest) -> Result<CancelGoalResponse, RosError> {
         let _turn = self.locks.cancel.lock().await;
         let GoalInfo { goal_id, stamp } = request.goal_info;
-        let response = self
-            .client
-            .async_cancel_goal(uuid_to_ros(goal_id), time_to_ros(&stamp))
-            .await
-            .map_err(|e| RosError::dds(format!("cancelling on {}", self.name), e))?;
+        let response = resend_to_new_servers(
+            &self.participant,
+            &self.request_topic("cancel_goal"),
+            &self.name,
+            || {
+                self.client
+                    .async_cancel_goal(uuid_to_ros(goal_id), time_to_ros(&stamp))
+            },
+        )
+        .await
+        .map_err(|e| RosError::dds(format!("cancelling on {}", self.name), e))?;
         Ok(cancel_response_from_ros(response))
     }
 
     async fn get_result(&self, goal_id: UUID) -> Result<ResultResponse<A::Result>, RosError> {
         let _turn = self.locks.result.lock().await;
-        let (status, result) = self
-            .client
-            .async_request_result(uuid_to_ros(goal_id))
-            .await
-            .map_err(|e| RosError::dds(format!("fetching a result from {}", self.name), e))?;
+        let (status, result) = resend_to_new_servers(
+            &self.participant,
+            &self.request_topic("get_result"),
+            &self.name,
+            || self.client.async_request_result(uuid_to_ros(goal_id)),
+        )
+        .await
+        .map_err(|e| RosError::dds(format!("fetching a result from {}", self.name), e))?;
         Ok(ResultResponse {
             status: status_from_ros(status),
             result,
