@@ -8,6 +8,8 @@ Launch arguments:
                values: MoveIt/Nav2 names, camera topics, safety limits) ['' = none]
   nodes        comma-separated nodes to start, in order
   extra_args   further arguments for every node, e.g. "--set agent_node.mobile=true"
+  respawn      start a node again when it exits (as `asp launch` does)  [true]
+  respawn_delay  seconds before it is started again  [1.0]
 """
 import os
 
@@ -24,6 +26,8 @@ def _processes(context):
     params_file = LaunchConfiguration("params_file").perform(context)
     extra = LaunchConfiguration("extra_args").perform(context).split()
     scenario = LaunchConfiguration("scenario").perform(context)
+    respawn = LaunchConfiguration("respawn").perform(context).lower() in ("true", "1", "yes")
+    respawn_delay = float(LaunchConfiguration("respawn_delay").perform(context))
     out = []
     for node in [n.strip() for n in LaunchConfiguration("nodes").perform(context).split(",") if n.strip()]:
         cmd = [os.path.join(bin_dir, node), "--config-dir", config_dir] + extra
@@ -31,8 +35,11 @@ def _processes(context):
             cmd += ["--scenario", scenario]
         if params_file:
             cmd += ["--ros-args", "--params-file", params_file]
-        # SIGINT first (the nodes stop their servers and exit 0), SIGTERM after 10 s
-        out.append(ExecuteProcess(cmd=cmd, name=node, output="screen", sigterm_timeout="10"))
+        # SIGINT first (the nodes stop their servers and exit 0), SIGTERM after 10 s; a
+        # node that dies is started again: agent_node ends the goal it ran (code 25),
+        # holds the robot, and takes goals again once the node's heartbeat is back
+        out.append(ExecuteProcess(cmd=cmd, name=node, output="screen", sigterm_timeout="10",
+                                  respawn=respawn, respawn_delay=respawn_delay))
     return out
 
 
@@ -44,5 +51,7 @@ def generate_launch_description():
         DeclareLaunchArgument("nodes", default_value=PRODUCT_NODES),
         DeclareLaunchArgument("extra_args", default_value=""),
         DeclareLaunchArgument("scenario", default_value=""),
+        DeclareLaunchArgument("respawn", default_value="true"),
+        DeclareLaunchArgument("respawn_delay", default_value="1.0"),
         OpaqueFunction(function=_processes),
     ])

@@ -2,15 +2,17 @@
 //! the sim node and every product node (DDS on loopback, or wherever `ROS_DOMAIN_ID` and
 //! the network put them); `robot` starts the product nodes only, against a real robot's
 //! MoveIt 2, Nav2, cameras and gripper controller (no render service, no ground-truth
-//! observer). Every node's log lines are shown prefixed with its name; Ctrl-C stops them
-//! all (SIGINT, then SIGKILL after a grace period), and so does a node that dies.
+//! observer). Every node's log lines are shown prefixed with its name; a node that exits
+//! is started again (`common.supervision.respawn`, up to `max_respawns` times); Ctrl-C
+//! stops them all (SIGINT, then SIGKILL after a grace period), and so does a node that
+//! exits once too often.
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use asp_nodes::launch::{LaunchTarget as Target, Launcher};
+use asp_nodes::launch::{LaunchTarget as Target, Launcher, Respawn};
 
 use crate::{EXIT_CONFIG, EXIT_NOT_BUILT, GlobalArgs, LaunchTarget};
 
@@ -37,10 +39,13 @@ pub fn launch(global: &GlobalArgs, target: LaunchTarget) -> ExitCode {
     let dir = asp_runtime::find_config_dir(global.config_dir.as_deref());
     let mut overrides = target.implied_overrides();
     overrides.extend(global.overrides.iter().cloned());
-    if let Err(e) = asp_runtime::load_config(&dir, &overrides) {
-        eprintln!("configuration error:\n{e}");
-        return ExitCode::from(EXIT_CONFIG);
-    }
+    let respawn = match asp_runtime::load_config(&dir, &overrides) {
+        Ok(cfg) => Respawn::from_config(&cfg.config.common.supervision),
+        Err(e) => {
+            eprintln!("configuration error:\n{e}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
     let mut args = vec!["--config-dir".to_owned(), dir.display().to_string()];
     for o in &overrides {
         args.push("--set".into());
@@ -50,7 +55,7 @@ pub fn launch(global: &GlobalArgs, target: LaunchTarget) -> ExitCode {
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "[{node}] {line}");
     });
-    let launcher = Launcher::new(bin_dir(), args, sink);
+    let launcher = Launcher::new(bin_dir(), args, sink).respawn(respawn);
     let missing = launcher.missing(target);
     if !missing.is_empty() {
         eprintln!(
@@ -87,6 +92,9 @@ pub fn launch(global: &GlobalArgs, target: LaunchTarget) -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok(r) => {
+            for (node, code) in &r.respawns {
+                eprintln!("asp launch: {node} exited ({code:?}) and was started again");
+            }
             if let Some((node, code)) = &r.first_exit {
                 eprintln!("asp launch: {node} exited ({code:?}); the others were stopped");
             }

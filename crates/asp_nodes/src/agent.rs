@@ -6,13 +6,19 @@
 //! the action alike: a new goal preempts the running one (as Nav2 does; the preempted
 //! result names the newer goal) or is refused with code 24.
 //!
+//! It also watches the heartbeats of the nodes its goals need
+//! ([`crate::supervision`]): one that dies ends the running goal at once with code 25
+//! naming it, and the robot's motion goals are cancelled; a goal that arrives while one
+//! is lost waits for it to come back (bounded), and `/asp/ready` says false meanwhile.
+//!
 //! A goal's `success` is the verifier's word, not the agent's: it is true only when the
 //! agent completed the goal and the last outcome check passed
 //! ([`asp_system::verified_success`]).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use asp_agent::GoalGrammar;
 use asp_agent::{Agent, AgentEvent, EventSink, GoalReport, GoalStatus, StateSink};
@@ -24,6 +30,7 @@ use asp_ros::action::{
     ActionServer, ActionServerOptions, BusyPolicy, ExternalGoals, GoalContext, GoalHandler,
     GoalOutcome,
 };
+use asp_ros::liveliness::{LivelinessMonitor, Peer, PeerEvent};
 use asp_ros::msg::action_msgs::GoalInfo;
 use asp_ros::msg::asp_interfaces::ObjectMapSummary;
 use asp_ros::msg::asp_interfaces::{
@@ -49,6 +56,7 @@ use crate::map::ObjectMapClient;
 use crate::names;
 use crate::params::{Settable, StandardServices, serve_standard};
 use crate::skill::SkillClient;
+use crate::supervision::{RobotHold, heartbeat_settings, required_nodes};
 use crate::{AbortOnDrop, NodeError};
 
 /// Publishes the symbolic state on `/asp/state`.
@@ -300,6 +308,24 @@ struct Admitted {
     service: Option<GoalInfo>,
     /// Cancelled by a request to the action's `cancel_goal`.
     cancel_requested: Arc<AtomicBool>,
+    /// Ended because a node it needs died: what happened.
+    fault: Arc<watch::Sender<Option<String>>>,
+}
+
+impl Admitted {
+    /// Resolves with what happened when a node the goal needs dies.
+    async fn faulted(&self) -> String {
+        let mut rx = self.fault.subscribe();
+        let what = rx
+            .wait_for(Option::is_some)
+            .await
+            .map(|w| w.clone().unwrap_or_default());
+        match what {
+            Ok(what) => what,
+            // the goal is gone: nothing will fault it
+            Err(_) => std::future::pending().await,
+        }
+    }
 }
 
 /// The id a service goal is known by to the action's cancel requests: "srv" and its
@@ -365,14 +391,37 @@ impl GoalArbiter {
             preempted_by: Arc::new(Mutex::new(None)),
             service,
             cancel_requested: Arc::new(AtomicBool::new(false)),
+            fault: Arc::new(watch::channel(None).0),
         };
         running.push(admitted.clone());
         Ok(admitted)
     }
 
-    /// Goal `a` ended: its answer, saying so when it was preempted.
-    fn finish(&self, a: &Admitted, mut answer: GoalAnswer) -> GoalAnswer {
+    /// A node the goals need died (`what` says which and how): every running goal
+    /// ends, its result saying so.
+    fn fault(&self, what: &str) {
+        for r in self.lock().iter() {
+            r.fault.send_replace(Some(what.to_owned()));
+            r.cancel.cancel();
+            warn!(goal = %r.id, "goal ended: {what}");
+        }
+    }
+
+    /// Goal `a` is no longer running.
+    fn forget(&self, a: &Admitted) {
         self.lock().retain(|r| r.id != a.id);
+    }
+
+    /// Goal `a` ended: its answer, saying so when it was preempted or a node it needed
+    /// died.
+    fn finish(&self, a: &Admitted, mut answer: GoalAnswer) -> GoalAnswer {
+        self.forget(a);
+        let fault = a.fault.borrow().clone();
+        if let Some(fault) = fault
+            && !answer.success
+        {
+            return fault_answer(fault, &answer.summary);
+        }
         let by = a
             .preempted_by
             .lock()
@@ -394,6 +443,56 @@ impl GoalArbiter {
             );
         }
         answer
+    }
+}
+
+/// The answer of a goal that ended because a node it needs died (`what`).
+fn fault_answer(what: String, summary: &str) -> GoalAnswer {
+    GoalAnswer {
+        success: false,
+        error_code: goal_refused::NODE_DOWN,
+        error_msg: what,
+        summary: if summary.is_empty() {
+            "ended: a node it needs died".to_owned()
+        } else {
+            format!("ended: a node it needs died; {summary}")
+        },
+    }
+}
+
+/// Runs an admitted goal to its answer: the agent's, or at once when a node the goal
+/// needs dies. The agent's cancellation of the tool in flight then finishes in the
+/// background (a call to a dead server only ends at its timeout); the next goal waits
+/// for it, as goals run one at a time. `None`: the goal ended on a fault.
+async fn run_admitted(
+    agent: Arc<Agent>,
+    arbiter: Arc<GoalArbiter>,
+    admitted: Admitted,
+    id: String,
+    goal: String,
+) -> (Option<GoalStatus>, GoalAnswer) {
+    let (a, arb) = (admitted.clone(), arbiter.clone());
+    let work = tokio::spawn(async move {
+        let report = agent.run_goal(id, &goal, a.cancel.clone()).await;
+        let answer = arbiter.finish(&a, answer(&report));
+        info!(goal = %report.goal, success = answer.success, "{}", report.summary);
+        (report.status, answer)
+    });
+    tokio::select! {
+        done = work => match done {
+            Ok((status, answer)) => (Some(status), answer),
+            Err(e) => (None, GoalAnswer {
+                success: false,
+                error_code: error_code(FailureKind::Internal),
+                error_msg: format!("the goal's task ended: {e}"),
+                summary: String::new(),
+            }),
+        },
+        what = admitted.faulted() => {
+            // over for its client: a goal after it is not refused as busy
+            arb.forget(&admitted);
+            (None, fault_answer(what, ""))
+        }
     }
 }
 
@@ -422,13 +521,91 @@ impl ExternalGoals for GoalArbiter {
     }
 }
 
+/// What a goal passes before it runs: the e-stop released, the nodes it needs up (a
+/// lost one is waited for, up to `common.supervision.node_wait_s`), and the busy
+/// policy.
+struct Admission {
+    estop: watch::Receiver<bool>,
+    estop_topic: String,
+    peers: watch::Receiver<BTreeMap<String, Peer>>,
+    node_wait: Duration,
+    arbiter: Arc<GoalArbiter>,
+}
+
+impl Admission {
+    async fn admit(
+        &self,
+        id: &str,
+        outer: &CancellationToken,
+        service: Option<GoalInfo>,
+    ) -> Result<Admitted, GoalAnswer> {
+        if let Some(refused) = refused_while_stopped(&self.estop, &self.estop_topic) {
+            return Err(refused);
+        }
+        nodes_back(self.peers.clone(), self.node_wait).await?;
+        if let Some(refused) = refused_while_stopped(&self.estop, &self.estop_topic) {
+            return Err(refused);
+        }
+        self.arbiter.admit(id, outer, service)
+    }
+}
+
+/// The lost nodes of `peers` with how they were lost.
+fn lost_nodes(peers: &BTreeMap<String, Peer>) -> Vec<String> {
+    peers
+        .iter()
+        .filter_map(|(n, p)| match p {
+            Peer::Lost { why } => Some(format!("{n} ({why})")),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Waits up to `wait` for every lost node to be back; the refusal names those that
+/// are not. Nodes never heard are not waited for (a lone agent_node, a graph still
+/// starting: their calls wait for discovery as before).
+async fn nodes_back(
+    mut peers: watch::Receiver<BTreeMap<String, Peer>>,
+    wait: Duration,
+) -> Result<(), GoalAnswer> {
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut logged = false;
+    loop {
+        let lost = lost_nodes(&peers.borrow_and_update());
+        if lost.is_empty() {
+            return Ok(());
+        }
+        if !logged {
+            info!(
+                "a goal waits up to {:.0} s for {}",
+                wait.as_secs_f64(),
+                lost.join(", ")
+            );
+            logged = true;
+        }
+        if !matches!(
+            tokio::time::timeout_at(deadline, peers.changed()).await,
+            Ok(Ok(()))
+        ) {
+            return Err(GoalAnswer {
+                success: false,
+                error_code: goal_refused::NODE_DOWN,
+                error_msg: format!(
+                    "a node the goal needs is down and did not come back within {:.0} s: {}",
+                    wait.as_secs_f64(),
+                    lost.join(", ")
+                ),
+                summary: "refused: a node is down".to_owned(),
+            });
+        }
+    }
+}
+
 /// Runs ExecuteGoal action goals on the agent.
 struct ExecuteHandler {
     agent: Arc<Agent>,
     router: Arc<FeedbackRouter>,
-    estop: watch::Receiver<bool>,
-    estop_topic: String,
-    arbiter: Arc<GoalArbiter>,
+    admission: Arc<Admission>,
 }
 
 #[async_trait]
@@ -439,9 +616,7 @@ impl GoalHandler<ExecuteGoalAction> for ExecuteHandler {
         ctx: GoalContext<ExecuteGoalAction>,
     ) -> GoalOutcome<ExecuteGoalActionResult> {
         let id = ctx.goal_id().to_string();
-        let admitted = match refused_while_stopped(&self.estop, &self.estop_topic)
-            .map_or_else(|| self.arbiter.admit(&id, ctx.cancellation(), None), Err)
-        {
+        let admitted = match self.admission.admit(&id, ctx.cancellation(), None).await {
             Ok(a) => a,
             Err(a) => {
                 warn!("{}: {}", names::EXECUTE_ACTION, a.error_msg);
@@ -450,12 +625,17 @@ impl GoalHandler<ExecuteGoalAction> for ExecuteHandler {
         };
         let mut feedback = self.router.register(&id);
         let run = async {
-            let report = self
-                .agent
-                .run_goal(id.clone(), &goal.goal, admitted.cancel.clone())
-                .await;
+            let ended = run_admitted(
+                self.agent.clone(),
+                self.admission.arbiter.clone(),
+                admitted,
+                id.clone(),
+                goal.goal,
+            )
+            .await;
+            // the feedback queued before the end is forwarded, then forwarding stops
             self.router.unregister(&id);
-            report
+            ended
         };
         let forward = async {
             while let Some(f) = feedback.recv().await {
@@ -464,12 +644,10 @@ impl GoalHandler<ExecuteGoalAction> for ExecuteHandler {
                 }
             }
         };
-        let (report, ()) = tokio::join!(run, forward);
-        let a = self.arbiter.finish(&admitted, answer(&report));
-        info!(goal = %report.goal, success = a.success, "{}", report.summary);
+        let ((status, a), ()) = tokio::join!(run, forward);
         let result = ExecuteGoalActionResult::from(a);
-        match report.status {
-            GoalStatus::Cancelled => GoalOutcome::Canceled(result),
+        match status {
+            Some(GoalStatus::Cancelled) => GoalOutcome::Canceled(result),
             _ if result.success => GoalOutcome::Succeeded(result),
             _ => GoalOutcome::Aborted(result),
         }
@@ -488,6 +666,8 @@ pub struct AgentNode {
     _standard: StandardServices,
     ready: watch::Receiver<bool>,
     _ready_task: AbortOnDrop,
+    _supervisor: AbortOnDrop,
+    _monitor: LivelinessMonitor,
 }
 
 impl AgentNode {
@@ -589,35 +769,39 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
             }),
         }],
     )?;
-    let (a, arb) = (agent.clone(), arbiter.clone());
-    let (stopped, topic) = (estop.watch(), estop_topic.clone());
+    // the nodes the goals need: a lost one ends the running goal and holds the robot
+    let monitor = LivelinessMonitor::new(&node, &heartbeat_settings(cfg), &required_nodes(cfg))?;
+    let supervisor = supervise(&monitor, arbiter.clone(), RobotHold::new(&node, cfg)?);
+    let admission = Arc::new(Admission {
+        estop: estop.watch(),
+        estop_topic,
+        peers: monitor.peers(),
+        node_wait: Duration::from_secs_f64(c.common.supervision.node_wait_s),
+        arbiter: arbiter.clone(),
+    });
+    let (a, adm) = (agent.clone(), admission.clone());
     let service = node.serve::<ExecuteGoal, _, _>(
         names::EXECUTE_GOAL_SERVICE,
         move |req: ExecuteGoalRequest| {
-            let (a, n) = (a.clone(), counter.fetch_add(1, Ordering::Relaxed) + 1);
-            let id = format!("srv-{n}");
-            let admitted = refused_while_stopped(&stopped, &topic).map_or_else(
-                || {
-                    let info = GoalInfo {
-                        goal_id: service_goal_uuid(n),
-                        stamp: Time::now(),
-                    };
-                    arb.admit(&id, &CancellationToken::new(), Some(info))
-                },
-                Err,
+            let (a, adm, n) = (
+                a.clone(),
+                adm.clone(),
+                counter.fetch_add(1, Ordering::Relaxed) + 1,
             );
-            let arb = arb.clone();
+            let info = GoalInfo {
+                goal_id: service_goal_uuid(n),
+                stamp: Time::now(),
+            };
             async move {
-                let admitted = match admitted {
+                let id = format!("srv-{n}");
+                let admitted = match adm.admit(&id, &CancellationToken::new(), Some(info)).await {
                     Ok(admitted) => admitted,
                     Err(ans) => {
                         warn!("{}: {}", names::EXECUTE_GOAL_SERVICE, ans.error_msg);
                         return ExecuteGoalResponse::from(ans);
                     }
                 };
-                let report = a.run_goal(id, &req.goal, admitted.cancel.clone()).await;
-                let ans = arb.finish(&admitted, answer(&report));
-                info!(goal = %report.goal, success = ans.success, "{}", report.summary);
+                let (_, ans) = run_admitted(a, adm.arbiter.clone(), admitted, id, req.goal).await;
                 ExecuteGoalResponse::from(ans)
             }
         },
@@ -628,18 +812,16 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
             // the action's own goals follow the same policy as the arbiter's
             busy: action_policy,
             // and its cancel requests reach the service's goals
-            external: Some(arbiter.clone() as Arc<dyn ExternalGoals>),
+            external: Some(arbiter as Arc<dyn ExternalGoals>),
             ..ActionServerOptions::default()
         },
         ExecuteHandler {
             agent: agent.clone(),
             router: router.clone(),
-            estop: estop.watch(),
-            estop_topic,
-            arbiter,
+            admission,
         },
     )?;
-    let (ready, ready_task) = publish_ready(&node, estop.watch())?;
+    let (ready, ready_task) = publish_ready(&node, estop.watch(), monitor.peers())?;
     info!(agent = ?agent.kind(), mobile = c.agent_node.mobile, "agent_node serving");
     Ok(AgentNode {
         agent,
@@ -651,15 +833,46 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
         _standard: standard,
         ready,
         _ready_task: ready_task,
+        _supervisor: supervisor,
+        _monitor: monitor,
     })
+}
+
+/// Ends the running goals and holds the robot when a node they need is lost.
+fn supervise(
+    monitor: &LivelinessMonitor,
+    arbiter: Arc<GoalArbiter>,
+    hold: RobotHold,
+) -> AbortOnDrop {
+    let mut events = monitor.events();
+    AbortOnDrop(tokio::spawn(async move {
+        loop {
+            let (node, why) = match events.recv().await {
+                Ok(PeerEvent::Lost { node, why }) => (node, why),
+                Ok(PeerEvent::Up { .. }) => continue,
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                    warn!("supervision: {n} liveliness events missed");
+                    continue;
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+            };
+            let what = format!(
+                "{node} stopped ({why}): the goal ended and the robot's motion was cancelled"
+            );
+            arbiter.fault(&what);
+            hold.hold(&what).await;
+        }
+    }))
 }
 
 /// Publishes [`names::READY_TOPIC`] (latched) on every change: true once
 /// object_map_node's summary holds objects (the map is built) while the e-stop is
-/// released. Clients and launch files wait for it before sending goals.
+/// released and every node the goals need is heard (heartbeats). Clients and launch
+/// files wait for it before sending goals.
 fn publish_ready(
     node: &asp_ros::Node,
     mut stopped: watch::Receiver<bool>,
+    mut peers: watch::Receiver<BTreeMap<String, Peer>>,
 ) -> Result<(watch::Receiver<bool>, AbortOnDrop), NodeError> {
     let publisher = node.publisher::<Bool>(names::READY_TOPIC, Qos::latched())?;
     let mut maps = node.subscribe::<ObjectMapSummary>(names::OBJECT_MAP_TOPIC, Qos::latched())?;
@@ -668,7 +881,9 @@ fn publish_ready(
         let mut mapped = false;
         let mut said = None;
         loop {
-            let ready = mapped && !*stopped.borrow_and_update();
+            let ready = mapped
+                && !*stopped.borrow_and_update()
+                && asp_ros::liveliness::missing(&peers.borrow_and_update()).is_empty();
             if said != Some(ready) {
                 info!(ready, "{}", names::READY_TOPIC);
                 if let Err(e) = publisher.publish(Bool { data: ready }) {
@@ -683,6 +898,7 @@ fn publish_ready(
                     None => break,
                 },
                 r = stopped.changed() => if r.is_err() { break },
+                r = peers.changed() => if r.is_err() { break },
             }
         }
     });

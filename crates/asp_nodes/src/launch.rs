@@ -1,11 +1,15 @@
 //! Starts the node binaries as separate processes (what `asp launch` does): every node
 //! gets the same configuration arguments, its output lines come back prefixed with its
-//! name, and one shutdown (Ctrl-C, or a node that dies) stops them all: SIGINT first,
-//! SIGKILL for those still running after a grace period.
+//! name. A node that exits is started again after a delay, up to a number of times
+//! ([`Respawn`], `common.supervision`); the others keep running and find it again on
+//! the graph (its state from the latched topics, memory from the database). One
+//! shutdown (Ctrl-C, or a node that exits once too often, or any exit without respawn)
+//! stops them all: SIGINT first, SIGKILL for those still running after a grace period.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -66,14 +70,45 @@ pub const SIM_VLM_PORT: u16 = 8790;
 /// Receives every output line of every node: `(node, line)`.
 pub type LineSink = Arc<dyn Fn(&str, &str) + Send + Sync>;
 
+/// What the launcher does when a node exits on its own.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Respawn {
+    /// Before starting it again.
+    pub delay: Duration,
+    /// Restarts of one node per launch; one more exit ends the launch. 0: never.
+    pub max: u32,
+}
+
+impl Respawn {
+    /// No restarts: the first node that exits stops them all.
+    pub const NEVER: Respawn = Respawn {
+        delay: Duration::ZERO,
+        max: 0,
+    };
+
+    /// `common.supervision`'s policy.
+    pub fn from_config(s: &asp_config::sections::common::SupervisionConfig) -> Self {
+        if s.respawn {
+            Respawn {
+                delay: Duration::from_secs_f64(s.respawn_delay_s),
+                max: s.max_respawns,
+            }
+        } else {
+            Respawn::NEVER
+        }
+    }
+}
+
 /// How a launch ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LaunchReport {
-    /// The node that exited on its own first, and its exit code (`None`: killed by a
-    /// signal), when that is what ended the launch.
+    /// The node whose exit ended the launch (it exited once more than it may be
+    /// restarted), and its exit code (`None`: killed by a signal).
     pub first_exit: Option<(String, Option<i32>)>,
     /// Each node's exit code after the shutdown (`None`: killed by a signal).
     pub exits: Vec<(String, Option<i32>)>,
+    /// Every restart: the node, and the exit code of the run that ended.
+    pub respawns: Vec<(String, Option<i32>)>,
 }
 
 impl LaunchReport {
@@ -90,7 +125,10 @@ pub struct Launcher {
     args: Vec<String>,
     env: Vec<(String, String)>,
     grace: Duration,
+    respawn: Respawn,
     sink: LineSink,
+    /// The running nodes' process ids (shared by clones).
+    pids: Arc<Mutex<BTreeMap<String, u32>>>,
 }
 
 impl std::fmt::Debug for Launcher {
@@ -125,8 +163,36 @@ impl Launcher {
             args,
             env: Vec::new(),
             grace: Duration::from_secs(10),
+            respawn: Respawn::NEVER,
             sink,
+            pids: Arc::default(),
         }
+    }
+
+    /// What to do when a node exits on its own (default: stop them all).
+    pub fn respawn(mut self, respawn: Respawn) -> Self {
+        self.respawn = respawn;
+        self
+    }
+
+    /// The process id of node `name` while it runs.
+    pub fn pid(&self, name: &str) -> Option<u32> {
+        self.pids
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(name)
+            .copied()
+    }
+
+    fn set_pid(&self, name: &str, pid: Option<u32>) {
+        let mut pids = self
+            .pids
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match pid {
+            Some(p) => pids.insert(name.to_owned(), p),
+            None => pids.remove(name),
+        };
     }
 
     /// Sets an environment variable of every node (e.g. `ROS_DOMAIN_ID`).
@@ -214,16 +280,19 @@ impl Launcher {
                     .join(", ")
             )));
         }
-        let mut children: Vec<(String, Child)> = Vec::new();
-        for name in target.nodes() {
-            let more: Vec<String> = extra
+        let more = |name: &str| -> Vec<String> {
+            extra
                 .iter()
                 .filter(|(n, _)| *n == name)
                 .flat_map(|(_, a)| a.clone())
-                .collect();
-            match self.spawn(name, &more) {
+                .collect()
+        };
+        let mut children: Vec<(String, Child)> = Vec::new();
+        for name in target.nodes() {
+            match self.spawn(name, &more(name)) {
                 Ok(c) => {
                     info!(node = name, pid = c.id(), "started");
+                    self.set_pid(name, c.id());
                     children.push((name.to_owned(), c));
                 }
                 Err(e) => {
@@ -232,28 +301,69 @@ impl Launcher {
                 }
             }
         }
-        // wait for the shutdown or the first node to exit
-        let first_exit = {
+        tokio::pin!(shutdown);
+        let mut respawns: Vec<(String, Option<i32>)> = Vec::new();
+        // until the shutdown, or a node that exits once too often
+        let first_exit = loop {
             let exited = async {
                 loop {
-                    for (name, c) in children.iter_mut() {
+                    for (i, (name, c)) in children.iter_mut().enumerate() {
                         if let Ok(Some(status)) = c.try_wait() {
-                            return (name.clone(), status.code());
+                            return (i, name.clone(), status.code());
                         }
                     }
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
             };
+            let (i, name, code) = tokio::select! {
+                () = &mut shutdown => break None,
+                e = exited => e,
+            };
+            self.set_pid(&name, None);
+            let restarts = respawns.iter().filter(|(n, _)| *n == name).count();
+            if restarts >= self.respawn.max as usize {
+                if self.respawn.max > 0 {
+                    warn!(node = %name, code = ?code, "exited again after {restarts} restarts; stopping the others");
+                }
+                break Some((name, code));
+            }
+            warn!(
+                node = %name,
+                code = ?code,
+                "exited; starting it again in {:.1} s (restart {} of {})",
+                self.respawn.delay.as_secs_f64(),
+                restarts + 1,
+                self.respawn.max
+            );
             tokio::select! {
-                () = shutdown => None,
-                e = exited => Some(e),
+                () = &mut shutdown => break None,
+                () = tokio::time::sleep(self.respawn.delay) => {}
+            }
+            match self.spawn(&name, &more(&name)) {
+                Ok(c) => {
+                    info!(node = %name, pid = c.id(), "started again");
+                    self.set_pid(&name, c.id());
+                    children[i].1 = c;
+                    respawns.push((name, code));
+                }
+                Err(e) => {
+                    warn!(node = %name, "cannot start it again: {e}");
+                    break Some((name, code));
+                }
             }
         };
         if let Some((name, code)) = &first_exit {
             warn!(node = %name, code = ?code, "a node exited; stopping the others");
         }
         let exits = self.stop(&mut children).await;
-        Ok(LaunchReport { first_exit, exits })
+        for (name, _) in &children {
+            self.set_pid(name, None);
+        }
+        Ok(LaunchReport {
+            first_exit,
+            exits,
+            respawns,
+        })
     }
 
     /// SIGINT to every running node (in reverse start order), SIGKILL after the grace.

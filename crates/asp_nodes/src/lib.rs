@@ -59,6 +59,7 @@ pub mod rosout;
 pub mod run;
 pub mod scene;
 pub mod skill;
+pub mod supervision;
 pub mod verifier;
 pub mod wire;
 

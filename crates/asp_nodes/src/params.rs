@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use asp_config::LoadedConfig;
 use asp_ros::Node;
+use asp_ros::liveliness::Heartbeat;
 use asp_ros::params::{
     ParamSpec, ParamValue, ParameterServices, ParameterStore, parameters_from_json,
     serve_parameters,
@@ -16,6 +17,7 @@ use asp_ros::params::{
 
 use crate::NodeError;
 use crate::rosout::{Rosout, publish_log};
+use crate::supervision::heartbeat_settings;
 
 /// Makes a new value take effect, or says why it cannot.
 pub type Apply = Box<dyn Fn(&ParamValue) -> Result<(), String> + Send + Sync>;
@@ -51,16 +53,18 @@ impl std::fmt::Debug for Settable {
     }
 }
 
-/// What every ROS 2 node offers besides its own interfaces: parameter services and its
-/// log on `/rosout`. Dropping it stops both.
+/// What every ROS 2 node offers besides its own interfaces: parameter services, its
+/// log on `/rosout` and its heartbeat. Dropping it stops all three (the heartbeat says
+/// goodbye).
 #[derive(Debug)]
 pub struct StandardServices {
     pub parameters: ParameterServices,
     _rosout: Rosout,
+    _heartbeat: Heartbeat,
 }
 
-/// Serves node `section`'s parameters on `node` (`settable` among them) and publishes
-/// the process's log on its `/rosout`.
+/// Serves node `section`'s parameters on `node` (`settable` among them), publishes
+/// the process's log on its `/rosout` and starts its heartbeat.
 pub fn serve_standard(
     node: &Node,
     cfg: &LoadedConfig,
@@ -70,6 +74,7 @@ pub fn serve_standard(
     Ok(StandardServices {
         parameters: serve_node_parameters(node, cfg, section, settable)?,
         _rosout: publish_log(node)?,
+        _heartbeat: Heartbeat::start(node, &heartbeat_settings(cfg))?,
     })
 }
 

@@ -372,9 +372,42 @@ async fn service_goals_are_cancelled_through_the_action() {
     assert_eq!(r.return_code, CancelGoalResponse::ERROR_REJECTED, "{r:?}");
 }
 
+/// The nodes a goal needs, as heartbeats from another participant (as their processes
+/// would send them).
+struct Heartbeats {
+    beats: Vec<(String, asp_ros::liveliness::Heartbeat)>,
+    _transport: Transport,
+}
+
+impl Heartbeats {
+    fn start(lone: &LoneAgent) -> Self {
+        let t = Transport::dds(common::dds_settings(lone.domain, ServiceMapping::Cyclone)).unwrap();
+        let settings = asp_nodes::supervision::heartbeat_settings(&lone.cfg);
+        let beats = asp_nodes::supervision::required_nodes(&lone.cfg)
+            .into_iter()
+            .map(|n| {
+                let beat =
+                    asp_ros::liveliness::Heartbeat::start(&t.node(&n).unwrap(), &settings).unwrap();
+                (n, beat)
+            })
+            .collect();
+        Self {
+            beats,
+            _transport: t,
+        }
+    }
+
+    /// Node `name`'s heartbeat stops without a goodbye, as when its process is killed.
+    fn kill(&mut self, name: &str) {
+        let i = self.beats.iter().position(|(n, _)| n == name).unwrap();
+        self.beats.remove(i).1.silence();
+    }
+}
+
 /// `/asp/ready` tells a client when goals can be taken: not before object_map_node's
-/// summary holds objects (a map with nothing in it is not built), and not while the
-/// e-stop is engaged. Latched, so a client that joins late hears where things stand.
+/// summary holds objects (a map with nothing in it is not built), not before every node
+/// the goals need is heard, not while one of them is lost, and not while the e-stop is
+/// engaged. Latched, so a client that joins late hears where things stand.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ready_is_said_once_the_map_is_built_and_while_the_estop_is_released() {
     use asp_nodes::names::{OBJECT_MAP_TOPIC, READY_TOPIC};
@@ -400,8 +433,22 @@ async fn ready_is_said_once_the_map_is_built_and_while_the_estop_is_released() {
         ..Default::default()
     })
     .unwrap();
+    // built, but the nodes are not heard yet
+    let mut beats = Heartbeats::start(&lone);
     ready.wait_for(|r| *r).await.unwrap();
     // each change is said once, in order, on the topic
+    assert!(heard.recv().await.unwrap().data);
+    // a node lost (no heartbeat for the timeout) is not ready; back, it is
+    beats.kill("verifier_node");
+    ready.wait_for(|r| !*r).await.unwrap();
+    assert!(!heard.recv().await.unwrap().data);
+    let t = Transport::dds(common::dds_settings(lone.domain, ServiceMapping::Cyclone)).unwrap();
+    let _back = asp_ros::liveliness::Heartbeat::start(
+        &t.node("verifier_node").unwrap(),
+        &asp_nodes::supervision::heartbeat_settings(&lone.cfg),
+    )
+    .unwrap();
+    ready.wait_for(|r| *r).await.unwrap();
     assert!(heard.recv().await.unwrap().data);
     let button = me
         .publisher::<Bool>("/asp/estop", asp_nodes::estop::ESTOP_QOS)
@@ -412,6 +459,55 @@ async fn ready_is_said_once_the_map_is_built_and_while_the_estop_is_released() {
     button.publish(Bool { data: false }).unwrap();
     ready.wait_for(|r| *r).await.unwrap();
     assert!(heard.recv().await.unwrap().data);
+}
+
+/// A node the running goal needs dies: the goal ends at once (not when some call times
+/// out) with code 25 naming the node, whichever way it came.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_goal_ends_naming_the_node_that_died_under_it() {
+    let mut lone = LoneAgent::start().await;
+    let mut beats = Heartbeats::start(&lone);
+    let me = lone.client.clone();
+    // heard: the goal runs into its first tool call (waiting for a map that never comes)
+    let mut peers_up = lone.agent.ready();
+    let map = me
+        .publisher::<asp_ros::msg::asp_interfaces::ObjectMapSummary>(
+            asp_nodes::names::OBJECT_MAP_TOPIC,
+            asp_ros::Qos::latched(),
+        )
+        .unwrap();
+    map.publish(asp_ros::msg::asp_interfaces::ObjectMapSummary {
+        objects: 3,
+        ..Default::default()
+    })
+    .unwrap();
+    peers_up.wait_for(|r| *r).await.unwrap();
+    let service = me
+        .client::<ExecuteGoal>(asp_nodes::names::EXECUTE_GOAL_SERVICE)
+        .unwrap();
+    let call = tokio::spawn(async move {
+        service
+            .call(ExecuteGoalRequest {
+                goal: "put the apple in the bowl".into(),
+            })
+            .await
+            .unwrap()
+    });
+    let first = lone.calls.recv().await.unwrap();
+    beats.kill("skill_executor_node");
+    let answer = call.await.unwrap();
+    assert!(!answer.success);
+    assert_eq!(
+        answer.error_code,
+        goal_refused::NODE_DOWN,
+        "{answer:?} after {first}"
+    );
+    assert!(
+        answer.error_msg.contains("/skill_executor_node")
+            && answer.error_msg.contains("no heartbeat"),
+        "{}",
+        answer.error_msg
+    );
 }
 
 fn string_value(s: &str) -> ParameterValue {

@@ -20,6 +20,8 @@ pub struct CommonConfig {
     pub paths: PathsConfig,
     #[garde(dive)]
     pub cameras: CamerasConfig,
+    #[garde(dive)]
+    pub supervision: SupervisionConfig,
 }
 
 /// Which DDS vendor's service mapping to speak.
@@ -274,6 +276,63 @@ impl PathsConfig {
             Some(d) if d.is_absolute() => d.clone(),
             Some(d) => root.join(d),
             None => dirs::data_dir().map_or_else(|| root.join("var"), |d| d.join("asp")),
+        }
+    }
+}
+
+/// How a dead node is noticed and what `asp launch` does about it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct SupervisionConfig {
+    /// Every node's heartbeat (`bond/msg/Status`, its node name as the bond id).
+    /// Default `/asp/heartbeat`.
+    #[garde(length(min = 1))]
+    pub heartbeat_topic: String,
+    /// Seconds between two heartbeats. Default 0.2.
+    #[garde(range(min = 0.01, max = 10.0))]
+    pub heartbeat_period_s: f64,
+    /// Seconds of silence after which a node counts as dead: its goal ends naming it and
+    /// the robot's motion goals are cancelled. At least three periods. Default 1.5.
+    #[garde(custom(at_least_three_periods(self.heartbeat_period_s)))]
+    pub heartbeat_timeout_s: f64,
+    /// Seconds a goal that arrives while a node it needs is down waits for it to come
+    /// back (`asp launch` restarts it) before it is refused with code 25. Default 15.
+    #[garde(range(min = 0.0, max = 600.0))]
+    pub node_wait_s: f64,
+    /// `asp launch` starts a node again when it exits (otherwise it stops them all).
+    /// Default true.
+    #[garde(skip)]
+    pub respawn: bool,
+    /// Seconds `asp launch` waits before starting a node again. Default 1.
+    #[garde(range(min = 0.0, max = 60.0))]
+    pub respawn_delay_s: f64,
+    /// Restarts of one node per launch; one more exit stops the launch. Default 5.
+    #[garde(range(max = 1000))]
+    pub max_respawns: u32,
+}
+
+fn at_least_three_periods(period: f64) -> impl FnOnce(&f64, &()) -> garde::Result {
+    move |timeout, _| {
+        if !timeout.is_finite() || *timeout < 3.0 * period || *timeout > 60.0 {
+            return Err(garde::Error::new(format!(
+                "{timeout} s: must be at least three heartbeat periods ({} s) and at most 60 s",
+                3.0 * period
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Default for SupervisionConfig {
+    fn default() -> Self {
+        Self {
+            heartbeat_topic: "/asp/heartbeat".into(),
+            heartbeat_period_s: 0.2,
+            heartbeat_timeout_s: 1.5,
+            node_wait_s: 15.0,
+            respawn: true,
+            respawn_delay_s: 1.0,
+            max_respawns: 5,
         }
     }
 }

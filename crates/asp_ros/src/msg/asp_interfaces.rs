@@ -499,6 +499,10 @@ pub mod goal_refused {
     pub const ESTOP: u16 = 23;
     /// Another goal runs and `agent_node.when_busy` is `reject`.
     pub const BUSY: u16 = 24;
+    /// A node the goal needs is down (its heartbeat stopped): at acceptance when it did
+    /// not come back within `common.supervision.node_wait_s`, or while the goal ran,
+    /// which then ended with the robot's motion cancelled. The message names the node.
+    pub const NODE_DOWN: u16 = 25;
 }
 
 /// The failure kind of an ExecuteGoal `error_code`; `None` for 0 (success) and unknown

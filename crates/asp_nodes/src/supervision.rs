@@ -1,0 +1,112 @@
+//! Noticing a dead node and holding the robot safe when one dies (`common.supervision`).
+//!
+//! Every node publishes a heartbeat ([`asp_ros::liveliness::Heartbeat`], started with
+//! its standard services). agent_node watches the nodes its goals need
+//! ([`required_nodes`]); when one of them is lost it ends the running goal with a result
+//! naming that node and calls [`RobotHold::hold`]: every goal on the robot's motion
+//! actions (MoveIt's MoveGroup, Nav2's NavigateToPose) is cancelled through the
+//! actions' standard `cancel_goal` service, so that a motion started by a node that
+//! died does not run on unsupervised.
+
+use std::time::Duration;
+
+use asp_config::LoadedConfig;
+use asp_ros::Node;
+use asp_ros::liveliness::HeartbeatSettings;
+use asp_ros::msg::action_msgs::{CancelGoal, CancelGoalRequest, GoalInfo};
+use asp_ros::transport::Client;
+use tracing::{info, warn};
+
+use crate::NodeError;
+
+/// The heartbeat settings of the configuration.
+pub fn heartbeat_settings(cfg: &LoadedConfig) -> HeartbeatSettings {
+    let s = &cfg.config.common.supervision;
+    HeartbeatSettings {
+        topic: s.heartbeat_topic.clone(),
+        period: Duration::from_secs_f64(s.heartbeat_period_s),
+        timeout: Duration::from_secs_f64(s.heartbeat_timeout_s),
+    }
+}
+
+/// The nodes agent_node's goals need: the four ports' servers and the verifier behind
+/// the skill executor; go_to_node only when the agent drives the base
+/// (`agent_node.mobile`).
+pub fn required_nodes(cfg: &LoadedConfig) -> Vec<String> {
+    let mut out: Vec<String> = [
+        "verifier_node",
+        "object_map_node",
+        "affordance_node",
+        "skill_executor_node",
+    ]
+    .map(String::from)
+    .to_vec();
+    if cfg.config.agent_node.mobile {
+        out.push("go_to_node".into());
+    }
+    out
+}
+
+/// Cancels every goal of the robot's motion actions.
+pub struct RobotHold {
+    cancels: Vec<Client<CancelGoal>>,
+}
+
+impl std::fmt::Debug for RobotHold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RobotHold")
+            .field(
+                "actions",
+                &self.cancels.iter().map(Client::service).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl RobotHold {
+    /// Clients of the `cancel_goal` services of the configured MoveGroup and
+    /// NavigateToPose actions.
+    pub fn new(node: &Node, cfg: &LoadedConfig) -> Result<Self, NodeError> {
+        let c = &cfg.config;
+        let mut cancels = Vec::new();
+        for action in [
+            &c.skill_executor_node.interfaces.move_group_action,
+            &c.go_to_node.navigate_action,
+        ] {
+            cancels.push(node.client::<CancelGoal>(&format!("{action}/_action/cancel_goal"))?);
+        }
+        Ok(Self { cancels })
+    }
+
+    /// Cancels every goal of every motion action (a zero id and stamp: all goals);
+    /// returns how many goals the servers said they are cancelling. A server not on the
+    /// graph has nothing to cancel.
+    pub async fn hold(&self, why: &str) -> usize {
+        let mut cancelled = 0;
+        for client in &self.cancels {
+            if !client.is_ready() {
+                continue;
+            }
+            let request = CancelGoalRequest {
+                goal_info: GoalInfo::default(),
+            };
+            match client
+                .call_with_timeout(request, Duration::from_secs(2))
+                .await
+            {
+                Ok(r) => {
+                    if !r.goals_canceling.is_empty() {
+                        info!(
+                            service = client.service(),
+                            goals = r.goals_canceling.len(),
+                            "robot held: motion cancelled ({why})"
+                        );
+                    }
+                    cancelled += r.goals_canceling.len();
+                }
+                Err(e) => warn!(service = client.service(), "cannot hold the robot: {e}"),
+            }
+        }
+        cancelled
+    }
+}
