@@ -7,8 +7,8 @@
 //! With `cameras.sim_render` (simulation), every capture asks the simulator to render a
 //! frame (`/sim/<camera>/render`) and waits for the messages stamped with the stamp it
 //! answers: rendering noise is seeded per rendered frame, so rendering on demand keeps
-//! runs deterministic. Without it, a capture takes the next frame the camera publishes
-//! after the request (a real camera streams).
+//! runs deterministic. Without it, a capture takes the second frame the camera
+//! publishes after the request (a real camera streams; the first may predate it).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -290,11 +290,15 @@ impl CameraSubs {
         Err(last.unwrap_or_else(|| RosError::Closed("render".into())))
     }
 
-    /// Takes the next frame the camera publishes.
+    /// Takes the second frame the camera publishes after the request: the first may
+    /// have been exposed before it and still been on its way (on a busy machine, a view
+    /// from before the motion the capture is meant to judge); the second was exposed
+    /// after it as long as delivery takes less than a frame period.
     async fn streamed(&mut self, timeout: Duration, max_offset: f64) -> Result<Received, RosError> {
         self.drain();
         let deadline = Instant::now() + timeout;
         let left = || deadline.saturating_duration_since(Instant::now());
+        let _in_flight = self.image.recv_timeout(left()).await?;
         let image = self.image.recv_timeout(left()).await?;
         let t = image.header.stamp.as_secs_f64();
         let depth = loop {

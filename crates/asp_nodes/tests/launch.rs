@@ -88,7 +88,7 @@ async fn robot_path(scenario: &str, overrides: &[String]) -> Outcome {
     )
     .env("ROS_DOMAIN_ID", &domain.to_string())
     .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
-    .env("RUST_LOG", "warn,asp_nodes=info");
+    .env("RUST_LOG", "warn,asp_nodes=info,asp_ros::transport=info");
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let launched = tokio::spawn(async move {
         launcher
