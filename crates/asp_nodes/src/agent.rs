@@ -542,7 +542,15 @@ impl Admission {
         if let Some(refused) = refused_while_stopped(&self.estop, &self.estop_topic) {
             return Err(refused);
         }
-        nodes_back(self.peers.clone(), self.node_wait).await?;
+        tokio::select! {
+            back = nodes_back(self.peers.clone(), self.node_wait) => back?,
+            () = outer.cancelled() => return Err(GoalAnswer {
+                success: false,
+                error_code: error_code(FailureKind::Cancelled),
+                error_msg: "cancelled while it waited for a node to come back".to_owned(),
+                summary: "cancelled before it started".to_owned(),
+            }),
+        }
         if let Some(refused) = refused_while_stopped(&self.estop, &self.estop_topic) {
             return Err(refused);
         }

@@ -107,16 +107,19 @@ impl GoalHandler<GoTo> for GoToHandler {
 }
 
 /// Serves `port` as the GoTo action on `node`; while `estop` reads `true` the server
-/// aborts the running goal and rejects new ones.
+/// aborts the running goal and rejects new ones; when `client_lost` changes
+/// (agent_node died) the running goal stops.
 pub fn serve_go_to(
     node: &Node,
     port: Arc<dyn NavigationPort>,
     estop: Option<watch::Receiver<bool>>,
+    client_lost: Option<watch::Receiver<u64>>,
 ) -> Result<ActionServer<GoTo>, NodeError> {
     Ok(node.action_server(
         names::GO_TO_ACTION,
         ActionServerOptions {
             estop,
+            client_lost,
             ..ActionServerOptions::default()
         },
         GoToHandler { port },

@@ -39,6 +39,7 @@ use crate::map::{ObjectMapClient, ObjectMapServer, serve_object_map};
 use crate::params::{StandardServices, serve_standard};
 use crate::scene::PlanningSceneClient;
 use crate::skill::serve_skills;
+use crate::supervision::ClientWatch;
 use crate::verifier::{VerifierClient, VerifierServer, serve_verifier};
 use crate::{AbortOnDrop, NodeError};
 
@@ -222,6 +223,7 @@ pub struct SkillExecutorNode {
     pub estop: EStopBinding,
     _server: ActionServer<ExecuteSkill>,
     _standard: StandardServices,
+    _client: ClientWatch,
 }
 
 impl std::fmt::Debug for SkillExecutorNode {
@@ -274,13 +276,20 @@ pub async fn skill_executor_node(
         interfaces.scene_voxel_size,
     )?;
     let service = Arc::new(SkillService::new(executor, Arc::new(scene)));
-    let server = serve_skills(&node, service.clone(), Some(estop.watch()))?;
+    let client = ClientWatch::new(&node, cfg, "agent_node")?;
+    let server = serve_skills(
+        &node,
+        service.clone(),
+        Some(estop.watch()),
+        Some(client.lost()),
+    )?;
     info!(observer = ?c.skill_executor_node.observer, "skill_executor_node serving");
     Ok(SkillExecutorNode {
         service,
         estop,
         _server: server,
         _standard: standard,
+        _client: client,
     })
 }
 
@@ -290,6 +299,7 @@ pub struct GoToNode {
     pub estop: EStopBinding,
     _server: ActionServer<GoTo>,
     _standard: StandardServices,
+    _client: ClientWatch,
 }
 
 impl std::fmt::Debug for GoToNode {
@@ -329,12 +339,19 @@ pub async fn go_to_node(cfg: &LoadedConfig, transport: &Transport) -> Result<GoT
         estop.listener(),
         &c.go_to_node,
     ));
-    let server = serve_go_to(&node, service.clone(), Some(estop.watch()))?;
+    let client = ClientWatch::new(&node, cfg, "agent_node")?;
+    let server = serve_go_to(
+        &node,
+        service.clone(),
+        Some(estop.watch()),
+        Some(client.lost()),
+    )?;
     info!("go_to_node serving");
     Ok(GoToNode {
         service,
         estop,
         _server: server,
         _standard: standard,
+        _client: client,
     })
 }

@@ -120,16 +120,19 @@ impl GoalHandler<ExecuteSkill> for SkillHandler {
 }
 
 /// Serves `port` as the ExecuteSkill action on `node`; while `estop` reads `true` the
-/// server aborts the running skill and rejects new ones.
+/// server aborts the running skill and rejects new ones; when `client_lost` changes
+/// (agent_node died) the running skill stops.
 pub fn serve_skills(
     node: &Node,
     port: Arc<dyn SkillPort>,
     estop: Option<watch::Receiver<bool>>,
+    client_lost: Option<watch::Receiver<u64>>,
 ) -> Result<ActionServer<ExecuteSkill>, NodeError> {
     Ok(node.action_server(
         names::SKILL_ACTION,
         ActionServerOptions {
             estop,
+            client_lost,
             ..ActionServerOptions::default()
         },
         SkillHandler { port },

@@ -6,18 +6,21 @@
 //! naming that node and calls [`RobotHold::hold`]: every goal on the robot's motion
 //! actions (MoveIt's MoveGroup, Nav2's NavigateToPose) is cancelled through the
 //! actions' standard `cancel_goal` service, so that a motion started by a node that
-//! died does not run on unsupervised.
+//! died does not run on unsupervised. The other way round, skill_executor_node and
+//! go_to_node watch agent_node ([`ClientWatch`]) and stop the work it sent them when it
+//! dies.
 
 use std::time::Duration;
 
 use asp_config::LoadedConfig;
 use asp_ros::Node;
-use asp_ros::liveliness::HeartbeatSettings;
+use asp_ros::liveliness::{HeartbeatSettings, LivelinessMonitor, PeerEvent};
 use asp_ros::msg::action_msgs::{CancelGoal, CancelGoalRequest, GoalInfo};
 use asp_ros::transport::Client;
+use tokio::sync::watch;
 use tracing::{info, warn};
 
-use crate::NodeError;
+use crate::{AbortOnDrop, NodeError};
 
 /// The heartbeat settings of the configuration.
 pub fn heartbeat_settings(cfg: &LoadedConfig) -> HeartbeatSettings {
@@ -108,5 +111,52 @@ impl RobotHold {
             }
         }
         cancelled
+    }
+}
+
+/// Follows the heartbeat of the node that sends this node its goals: the count of times
+/// it was lost, for [`asp_ros::action::ActionServerOptions::client_lost`].
+pub struct ClientWatch {
+    lost: watch::Receiver<u64>,
+    _monitor: LivelinessMonitor,
+    _task: AbortOnDrop,
+}
+
+impl std::fmt::Debug for ClientWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientWatch")
+            .field("lost", &*self.lost.borrow())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientWatch {
+    /// Watches node `client` from `node`.
+    pub fn new(node: &Node, cfg: &LoadedConfig, client: &str) -> Result<Self, NodeError> {
+        let monitor = LivelinessMonitor::new(node, &heartbeat_settings(cfg), &[client.to_owned()])?;
+        let mut events = monitor.events();
+        let (tx, lost) = watch::channel(0u64);
+        let task = tokio::spawn(async move {
+            loop {
+                match events.recv().await {
+                    Ok(PeerEvent::Lost { .. }) => {
+                        tx.send_modify(|n| *n += 1);
+                    }
+                    Ok(PeerEvent::Up { .. })
+                    | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                }
+            }
+        });
+        Ok(Self {
+            lost,
+            _monitor: monitor,
+            _task: AbortOnDrop(task),
+        })
+    }
+
+    /// Changes each time the client is lost.
+    pub fn lost(&self) -> watch::Receiver<u64> {
+        self.lost.clone()
     }
 }

@@ -225,7 +225,7 @@ async fn cancelling_the_goal_cancels_the_running_skill() {
     let _map = serve_object_map(&n, Arc::new(OneMug), "map").unwrap();
     let _aff = asp_nodes::affordance::serve_affordances(&n, Arc::new(NoParts)).unwrap();
     let skill = Arc::new(EndlessSkill::default());
-    let _skills = serve_skills(&n, skill.clone(), None).unwrap();
+    let _skills = serve_skills(&n, skill.clone(), None, None).unwrap();
     let _agent = asp_nodes::agent::agent_node(&cfg, &t).await.unwrap();
 
     let client = node(&t, "user")
@@ -266,7 +266,7 @@ async fn the_estop_topic_aborts_a_skill_and_refuses_new_ones_until_released() {
     let n = node(&t, "skill_executor");
     let estop = asp_nodes::estop::EStopBinding::new(&n, "/asp/estop").unwrap();
     let skill = Arc::new(EndlessSkill::default());
-    let _server = serve_skills(&n, skill.clone(), Some(estop.watch())).unwrap();
+    let _server = serve_skills(&n, skill.clone(), Some(estop.watch()), None).unwrap();
     let client = Arc::new(SkillClient::new(&node(&t, "agent")).unwrap());
     let button = node(&t, "button")
         .publisher::<Bool>("/asp/estop", ESTOP_QOS)

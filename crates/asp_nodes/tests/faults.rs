@@ -6,7 +6,8 @@
 //! - a node the goal needs: the goal ends with code 25 and a message naming that node,
 //!   and the robot stands still afterwards (its motion was cancelled);
 //! - a node the goal does not need (go_to_node on a fixed base): the goal goes on;
-//! - agent_node itself (first, between goals): the relaunched agent takes the goals.
+//! - agent_node itself (first): the skill it sent stops and the robot stands still;
+//!   the relaunched agent takes the goals after it.
 //!
 //! After each kill the launcher starts the node again, `/asp/ready` comes back, and the
 //! next goal runs on the recovered graph; the last one must succeed.
@@ -208,10 +209,40 @@ async fn every_node_killed_mid_goal_ends_it_cleanly_and_the_graph_recovers() {
     let goal = sc.spec.goal.clone();
     let start = sim.with_state(|s| (s.world.clone(), s.robot.clone()));
 
-    // agent_node itself (between goals): the relaunched agent takes the goals below
+    // agent_node itself, mid-goal: the skill executor stops the skill it sent (nobody
+    // supervises it any more), the robot stands still, and the relaunched agent takes
+    // the goals below
     ready(&mut ready_sub, &logs).await;
+    let orphan = goal_under_way(&client, &goal).await;
     let pid = launcher.pid("agent_node").unwrap();
     kill(pid);
+    let stopped = tokio::time::timeout(HANG_GUARD, async {
+        loop {
+            if lines.lock().unwrap().iter().any(|l| {
+                l.starts_with("[skill_executor_node]")
+                    && l.contains("the node that sends the goals died")
+            }) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    assert!(
+        stopped.is_ok(),
+        "the skill executor never noticed\n{}",
+        logs()
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = robot_pose(&sim);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(
+        before,
+        robot_pose(&sim),
+        "the robot still moves without its agent"
+    );
+    // the client of the dead agent's goal learns nothing more: give it up
+    orphan.abort();
     restarted(&launcher, "agent_node", pid).await;
 
     for victim in [

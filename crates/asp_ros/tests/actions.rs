@@ -433,6 +433,45 @@ async fn estop_aborts_and_rejects(backend: Backend) {
     assert_eq!(r.state, TerminalState::Succeeded);
 }
 
+/// The node that sent the goal died: the running goal stops (nobody supervises it), and
+/// the next goal is taken as usual.
+async fn a_lost_client_stops_its_goals(backend: Backend) {
+    let s = setup(backend);
+    let worker = Worker::default();
+    let (lost, lost_rx) = watch::channel(0u64);
+    let _server = serve(
+        &s,
+        &worker,
+        ActionServerOptions {
+            client_lost: Some(lost_rx),
+            ..ActionServerOptions::default()
+        },
+    );
+    let client = s
+        .client_node
+        .action_client::<ExecuteGoalAction>("/test/execute")
+        .unwrap();
+    let mut running = client.send_goal(goal("a;b;c;d;e;f")).await.unwrap();
+    running.feedback().await.unwrap();
+    lost.send_modify(|n| *n += 1);
+    let r = running.result().await.unwrap();
+    assert_eq!(r.state, TerminalState::Aborted);
+    assert!(
+        worker
+            .events()
+            .iter()
+            .any(|e| matches!(e, Event::Stopped(_, _, Some(EndReason::ClientLost))))
+    );
+    let r = client
+        .send_goal(goal("y"))
+        .await
+        .unwrap()
+        .result()
+        .await
+        .unwrap();
+    assert_eq!(r.state, TerminalState::Succeeded);
+}
+
 async fn shutdown_ends_running_goals(backend: Backend) {
     let s = setup(backend);
     let worker = Worker::default();
@@ -486,5 +525,6 @@ both!(
     failures_abort_with_a_code,
     execute_turns_a_cancelled_token_into_a_cancel,
     estop_aborts_and_rejects,
+    a_lost_client_stops_its_goals,
     shutdown_ends_running_goals,
 );

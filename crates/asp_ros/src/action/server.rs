@@ -56,6 +56,10 @@ pub struct ActionServerOptions {
     pub shutdown_grace: Duration,
     /// Goals outside the server that cancel requests reach too.
     pub external: Option<Arc<dyn ExternalGoals>>,
+    /// Changes each time the node that sends the goals is lost (its heartbeat): the
+    /// running goals stop (ABORTED, [`EndReason::ClientLost`]), so that work nobody
+    /// supervises does not run on. New goals are taken as usual.
+    pub client_lost: Option<watch::Receiver<u64>>,
 }
 
 impl std::fmt::Debug for ActionServerOptions {
@@ -66,6 +70,7 @@ impl std::fmt::Debug for ActionServerOptions {
             .field("estop", &self.estop.as_ref().map(|e| *e.borrow()))
             .field("shutdown_grace", &self.shutdown_grace)
             .field("external", &self.external.is_some())
+            .field("client_lost", &self.client_lost.is_some())
             .finish()
     }
 }
@@ -87,6 +92,7 @@ impl Default for ActionServerOptions {
             estop: None,
             shutdown_grace: Duration::from_secs(5),
             external: None,
+            client_lost: None,
         }
     }
 }
@@ -217,6 +223,7 @@ fn stop_message(reason: EndReason) -> &'static str {
         EndReason::EStop => "stopped by the e-stop",
         EndReason::Shutdown => "the action server shut down",
         EndReason::HandlerFailed => "the goal handler failed",
+        EndReason::ClientLost => "stopped: the node that sent the goal died",
     }
 }
 
@@ -449,6 +456,7 @@ async fn run<A: RosAction, H: GoalHandler<A>>(
     let exec_lock = Arc::new(tokio::sync::Mutex::new(()));
     let mut tasks = JoinSet::new();
     let mut estop = options.estop.clone();
+    let mut client_lost = options.client_lost.clone();
     let mut seq = 0u64;
     let mut expiry = tokio::time::interval(Duration::from_secs(1).min(options.result_timeout));
     expiry.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -466,6 +474,12 @@ async fn run<A: RosAction, H: GoalHandler<A>>(
                 if engaged {
                     warn!(action = %name, "e-stop engaged: stopping goals");
                     shared.stop_active(EndReason::EStop);
+                }
+            }
+            lost = changed(&mut client_lost) => {
+                if lost {
+                    warn!(action = %name, "the node that sends the goals died: stopping its goals");
+                    shared.stop_active(EndReason::ClientLost);
                 }
             }
             _ = expiry.tick() => shared.expire(),
@@ -525,6 +539,22 @@ async fn run<A: RosAction, H: GoalHandler<A>>(
 
 /// How long a server that shuts down keeps answering result requests.
 const RESULT_LINGER: Duration = Duration::from_secs(1);
+
+/// Resolves with `true` when `rx` changes; never when there is none (a closed one is
+/// dropped, and then never resolves either).
+async fn changed(rx: &mut Option<watch::Receiver<u64>>) -> bool {
+    match rx {
+        Some(r) => {
+            if r.changed().await.is_ok() {
+                true
+            } else {
+                *rx = None;
+                false
+            }
+        }
+        None => std::future::pending().await,
+    }
+}
 
 fn estop_engaged(estop: &Option<watch::Receiver<bool>>) -> bool {
     estop.as_ref().is_some_and(|rx| *rx.borrow())

@@ -74,7 +74,10 @@ crate::ros_action! {
     fn result_for(reason, message) {
         use crate::msg::EndReason;
         let kind = match reason {
-            EndReason::Preempted | EndReason::Canceled | EndReason::EStop => FailureKind::Cancelled,
+            EndReason::Preempted
+            | EndReason::Canceled
+            | EndReason::EStop
+            | EndReason::ClientLost => FailureKind::Cancelled,
             EndReason::Shutdown | EndReason::HandlerFailed => FailureKind::Internal,
         };
         ExecuteGoalActionResult {
@@ -353,7 +356,9 @@ crate::ros_service! {
 fn stopped_failure(reason: crate::msg::EndReason, message: &str) -> Failure {
     use crate::msg::EndReason;
     let kind = match reason {
-        EndReason::Preempted | EndReason::Canceled | EndReason::EStop => FailureKind::Cancelled,
+        EndReason::Preempted | EndReason::Canceled | EndReason::EStop | EndReason::ClientLost => {
+            FailureKind::Cancelled
+        }
         EndReason::Shutdown | EndReason::HandlerFailed => FailureKind::Internal,
     };
     Failure {

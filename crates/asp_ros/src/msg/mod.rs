@@ -366,6 +366,9 @@ pub enum EndReason {
     Shutdown,
     /// The goal handler failed without producing a result (ABORTED).
     HandlerFailed,
+    /// The node that sends the goals stopped (its heartbeat): nobody supervises the
+    /// goal any more (ABORTED).
+    ClientLost,
 }
 
 /// A ROS 2 action type.

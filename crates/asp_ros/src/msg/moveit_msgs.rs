@@ -490,7 +490,7 @@ fn moveit_code_for(reason: crate::msg::EndReason) -> i32 {
     use crate::msg::EndReason;
     match reason {
         EndReason::Preempted | EndReason::Canceled => MoveItErrorCodes::PREEMPTED,
-        EndReason::EStop | EndReason::Shutdown => MoveItErrorCodes::ABORT,
+        EndReason::EStop | EndReason::Shutdown | EndReason::ClientLost => MoveItErrorCodes::ABORT,
         EndReason::HandlerFailed => MoveItErrorCodes::FAILURE,
     }
 }

@@ -86,7 +86,10 @@ crate::ros_action! {
         use crate::msg::EndReason;
         let code = match reason {
             EndReason::Preempted | EndReason::Canceled => 0,
-            EndReason::EStop | EndReason::Shutdown | EndReason::HandlerFailed => UNKNOWN_ERROR,
+            EndReason::EStop
+            | EndReason::Shutdown
+            | EndReason::HandlerFailed
+            | EndReason::ClientLost => UNKNOWN_ERROR,
         };
         NavigateToPoseResult::with_error(code, message)
     }
