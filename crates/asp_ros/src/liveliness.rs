@@ -50,6 +50,9 @@ fn instance_id() -> String {
     format!("{}-{nanos:x}", std::process::id())
 }
 
+/// How long the writer outlives the goodbye, so that DDS sends it.
+const GOODBYE_LINGER: Duration = Duration::from_millis(500);
+
 /// Publishes `node`'s heartbeat until dropped; the drop says `active: false`.
 pub struct Heartbeat {
     publisher: Arc<Publisher<Status>>,
@@ -122,6 +125,14 @@ impl Drop for Heartbeat {
         last.header = Header::new(Time::now(), "");
         last.active = false;
         let _ = self.publisher.publish(last);
+        // a writer deleted right after a write may never send it: keep it a moment
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            let publisher = self.publisher.clone();
+            rt.spawn(async move {
+                tokio::time::sleep(GOODBYE_LINGER).await;
+                drop(publisher);
+            });
+        }
     }
 }
 
@@ -298,6 +309,8 @@ impl LivelinessMonitor {
                 if found.is_empty() {
                     continue;
                 }
+                // the state first: whoever hears an event reads the state it led to
+                peers_tx.send_replace(watch.snapshot());
                 for e in found {
                     match &e {
                         PeerEvent::Up { node } => info!(node = %node, "heartbeat: up"),
@@ -307,7 +320,6 @@ impl LivelinessMonitor {
                     }
                     let _ = tx.send(e);
                 }
-                peers_tx.send_replace(watch.snapshot());
             }
         });
         Ok(Self {
