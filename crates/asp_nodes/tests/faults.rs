@@ -100,6 +100,39 @@ async fn goal_under_way(
     task
 }
 
+/// Waits for a log line of `node` (its `[name]` prefix) holding `text` (log colours
+/// stripped).
+async fn heard(lines: &Mutex<Vec<String>>, node: &str, text: &str, logs: &dyn Fn() -> String) {
+    let plain = |l: &str| {
+        let mut out = String::new();
+        let mut skip = false;
+        for c in l.chars() {
+            match (skip, c) {
+                (_, '\u{1b}') => skip = true,
+                (true, 'm') => skip = false,
+                (true, _) => {}
+                (false, c) => out.push(c),
+            }
+        }
+        out
+    };
+    let found = tokio::time::timeout(HANG_GUARD, async {
+        loop {
+            if lines
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|l| l.starts_with(node) && plain(l).contains(text))
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    assert!(found.is_ok(), "{node} never logged {text:?}\n{}", logs());
+}
+
 fn kill(pid: u32) {
     let status = std::process::Command::new("kill")
         .args(["-KILL", &pid.to_string()])
@@ -213,26 +246,24 @@ async fn every_node_killed_mid_goal_ends_it_cleanly_and_the_graph_recovers() {
     // supervises it any more), the robot stands still, and the relaunched agent takes
     // the goals below
     ready(&mut ready_sub, &logs).await;
+    // a watcher notices the loss of a node it heard: wait until the skill executor has
+    heard(
+        &lines,
+        "[skill_executor_node]",
+        "heartbeat: up node=/agent_node",
+        &logs,
+    )
+    .await;
     let orphan = goal_under_way(&client, &goal).await;
     let pid = launcher.pid("agent_node").unwrap();
     kill(pid);
-    let stopped = tokio::time::timeout(HANG_GUARD, async {
-        loop {
-            if lines.lock().unwrap().iter().any(|l| {
-                l.starts_with("[skill_executor_node]")
-                    && l.contains("the node that sends the goals died")
-            }) {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
+    heard(
+        &lines,
+        "[skill_executor_node]",
+        "the node that sends the goals died",
+        &logs,
+    )
     .await;
-    assert!(
-        stopped.is_ok(),
-        "the skill executor never noticed\n{}",
-        logs()
-    );
     tokio::time::sleep(Duration::from_millis(300)).await;
     let before = robot_pose(&sim);
     tokio::time::sleep(Duration::from_secs(1)).await;
