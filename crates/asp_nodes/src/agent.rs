@@ -30,7 +30,7 @@ use asp_ros::action::{
     ActionServer, ActionServerOptions, BusyPolicy, ExternalGoals, GoalContext, GoalHandler,
     GoalOutcome,
 };
-use asp_ros::liveliness::{LivelinessMonitor, Peer, PeerEvent};
+use asp_ros::liveliness::{LivelinessMonitor, Peer};
 use asp_ros::msg::action_msgs::GoalInfo;
 use asp_ros::msg::asp_interfaces::ObjectMapSummary;
 use asp_ros::msg::asp_interfaces::{
@@ -852,18 +852,9 @@ fn supervise(
     arbiter: Arc<GoalArbiter>,
     hold: RobotHold,
 ) -> AbortOnDrop {
-    let mut events = monitor.events();
+    let mut losses = monitor.losses();
     AbortOnDrop(tokio::spawn(async move {
-        loop {
-            let (node, why) = match events.recv().await {
-                Ok(PeerEvent::Lost { node, why }) => (node, why),
-                Ok(PeerEvent::Up { .. }) => continue,
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                    warn!("supervision: {n} liveliness events missed");
-                    continue;
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
-            };
+        while let Some((node, why)) = losses.next().await {
             let what = format!(
                 "{node} stopped ({why}): the goal ended and the robot's motion was cancelled"
             );

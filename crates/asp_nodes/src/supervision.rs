@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use asp_config::LoadedConfig;
 use asp_ros::Node;
-use asp_ros::liveliness::{HeartbeatSettings, LivelinessMonitor, PeerEvent};
+use asp_ros::liveliness::{HeartbeatSettings, LivelinessMonitor};
 use asp_ros::msg::action_msgs::{CancelGoal, CancelGoalRequest, GoalInfo};
 use asp_ros::transport::Client;
 use tokio::sync::watch;
@@ -134,18 +134,11 @@ impl ClientWatch {
     /// Watches node `client` from `node`.
     pub fn new(node: &Node, cfg: &LoadedConfig, client: &str) -> Result<Self, NodeError> {
         let monitor = LivelinessMonitor::new(node, &heartbeat_settings(cfg), &[client.to_owned()])?;
-        let mut events = monitor.events();
+        let mut losses = monitor.losses();
         let (tx, lost) = watch::channel(0u64);
         let task = tokio::spawn(async move {
-            loop {
-                match events.recv().await {
-                    Ok(PeerEvent::Lost { .. }) => {
-                        tx.send_modify(|n| *n += 1);
-                    }
-                    Ok(PeerEvent::Up { .. })
-                    | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
-                }
+            while losses.next().await.is_some() {
+                tx.send_modify(|n| *n += 1);
             }
         });
         Ok(Self {

@@ -339,9 +339,34 @@ impl LivelinessMonitor {
         self.events.subscribe()
     }
 
+    /// Every loss from now on.
+    pub fn losses(&self) -> Losses {
+        Losses(self.events.subscribe())
+    }
+
     /// The watched nodes not alive now (unheard or lost), by name.
     pub fn missing(&self) -> Vec<String> {
         missing(&self.peers.borrow())
+    }
+}
+
+/// The losses a monitor notices, one at a time (see [`LivelinessMonitor::losses`]).
+#[derive(Debug)]
+pub struct Losses(broadcast::Receiver<PeerEvent>);
+
+impl Losses {
+    /// The next node lost and why; `None` once the monitor is gone.
+    pub async fn next(&mut self) -> Option<(String, String)> {
+        loop {
+            match self.0.recv().await {
+                Ok(PeerEvent::Lost { node, why }) => return Some((node, why)),
+                Ok(PeerEvent::Up { .. }) => {}
+                Err(broadcast::error::RecvError::Lagged(n)) => {
+                    warn!("liveliness: {n} events missed");
+                }
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
     }
 }
 
