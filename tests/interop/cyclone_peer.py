@@ -10,6 +10,11 @@ Usage (ROS_DOMAIN_ID selects the domain; each mode prints JSON lines and exits 0
   cyclone_peer.py sub    TOPIC N          receive N std_msgs/String
   cyclone_peer.py call   SERVICE GOAL     call asp_interfaces/srv/ExecuteGoal
   cyclone_peer.py state  TOPIC            read the latched asp_interfaces/msg/SymbolicState
+  cyclone_peer.py robot_user NODE GOAL  what a ROS user looks at with the e-stop pressed
+                                          first: latch /asp/estop true (printed "estop"),
+                                          then read /tf_static, /tf, /robot_description,
+                                          list and get NODE's parameters and call
+                                          /asp/execute_goal with GOAL
   cyclone_peer.py action ACTION GOAL [cancel_after_feedback]
                                           drive asp_interfaces/action/ExecuteGoal: send the
                                           goal, print feedback, optionally cancel after that
@@ -83,6 +88,64 @@ class SymbolicState_(IdlStruct, typename="asp_interfaces::msg::dds_::SymbolicSta
     header: Header_
     held_object: str
     inventory: sequence[str]
+
+
+@dataclass
+class Bool_(IdlStruct, typename="std_msgs::msg::dds_::Bool_"):
+    data: bool
+
+
+@dataclass
+class Vector3_(IdlStruct, typename="geometry_msgs::msg::dds_::Vector3_"):
+    x: float
+    y: float
+    z: float
+
+
+@dataclass
+class Quaternion_(IdlStruct, typename="geometry_msgs::msg::dds_::Quaternion_"):
+    x: float
+    y: float
+    z: float
+    w: float
+
+
+@dataclass
+class Transform_(IdlStruct, typename="geometry_msgs::msg::dds_::Transform_"):
+    translation: Vector3_
+    rotation: Quaternion_
+
+
+@dataclass
+class TransformStamped_(IdlStruct, typename="geometry_msgs::msg::dds_::TransformStamped_"):
+    header: Header_
+    child_frame_id: str
+    transform: Transform_
+
+
+@dataclass
+class TFMessage_(IdlStruct, typename="tf2_msgs::msg::dds_::TFMessage_"):
+    transforms: sequence[TransformStamped_]
+
+
+@dataclass
+class ParameterValue_(IdlStruct, typename="rcl_interfaces::msg::dds_::ParameterValue_"):
+    type: uint8
+    bool_value: bool
+    integer_value: int64
+    double_value: float
+    string_value: str
+    byte_array_value: sequence[uint8]
+    bool_array_value: sequence[bool]
+    integer_array_value: sequence[int64]
+    double_array_value: sequence[float]
+    string_array_value: sequence[str]
+
+
+@dataclass
+class ListParametersResult_(IdlStruct, typename="rcl_interfaces::msg::dds_::ListParametersResult_"):
+    names: sequence[str]
+    prefixes: sequence[str]
 
 
 # rmw_cyclonedds puts {uint64 guid; int64 seq} in front of every request and reply
@@ -175,6 +238,35 @@ class CancelGoal_Response_(IdlStruct, typename="action_msgs::srv::dds_::CancelGo
     seq: int64
     return_code: int8
     goals_canceling: sequence[GoalInfo_]
+
+
+@dataclass
+class ListParameters_Request_(IdlStruct, typename="rcl_interfaces::srv::dds_::ListParameters_Request_"):
+    guid: uint64
+    seq: int64
+    prefixes: sequence[str]
+    depth: uint64
+
+
+@dataclass
+class ListParameters_Response_(IdlStruct, typename="rcl_interfaces::srv::dds_::ListParameters_Response_"):
+    guid: uint64
+    seq: int64
+    result: ListParametersResult_
+
+
+@dataclass
+class GetParameters_Request_(IdlStruct, typename="rcl_interfaces::srv::dds_::GetParameters_Request_"):
+    guid: uint64
+    seq: int64
+    names: sequence[str]
+
+
+@dataclass
+class GetParameters_Response_(IdlStruct, typename="rcl_interfaces::srv::dds_::GetParameters_Response_"):
+    guid: uint64
+    seq: int64
+    values: sequence[ParameterValue_]
 
 
 # --- plumbing -----------------------------------------------------------------------------
@@ -335,7 +427,56 @@ def mode_action(action, goal, cancel_after=None):
          statuses=sorted(statuses), cancelled=cancelled)
 
 
+def read_one(topic, ty, qos, what):
+    """The first sample of `ty` on `topic` within the timeout."""
+    r = reader(f"rt/{topic.lstrip('/')}", ty, qos)
+    end = time.time() + TIMEOUT
+    while time.time() < end:
+        for s in r.take(10):
+            if isinstance(s, ty):
+                return s
+        time.sleep(0.02)
+    emit(event="error", what=f"nothing on {topic} ({what})")
+    sys.exit(6)
+
+
+def edges(msg):
+    return [[t.header.frame_id, t.child_frame_id] for t in msg.transforms]
+
+
+def mode_robot_user(node, goal):
+    # the e-stop first, latched, before any node of the graph exists
+    stop = writer("rt/asp/estop", Bool_, STATUS_QOS)
+    stop.write(Bool_(data=True))
+    emit(event="estop")
+    # what rviz and robot_state_publisher users read
+    emit(event="tf_static", edges=edges(read_one("/tf_static", TFMessage_, STATUS_QOS, "latched")))
+    seen, end = set(), time.time() + TIMEOUT
+    tf = reader("rt/tf", TFMessage_)
+    while time.time() < end and not {("map", "odom"), ("odom", "base_link")} <= seen:
+        for s in tf.take(10):
+            if isinstance(s, TFMessage_):
+                seen.update((a, b) for a, b in edges(s))
+        time.sleep(0.02)
+    emit(event="tf", edges=sorted(list(e) for e in seen))
+    urdf = read_one("/robot_description", String_, STATUS_QOS, "latched").data
+    emit(event="robot_description", chars=len(urdf), robot="<robot" in urdf)
+    # `ros2 param list` and `ros2 param get`
+    base = node.strip("/")
+    names = ServiceClient(f"{base}/list_parameters", ListParameters_Request_,
+                          ListParameters_Response_).call(
+        ListParameters_Request_, prefixes=[], depth=0).result.names
+    emit(event="parameters", names=list(names))
+    values = ServiceClient(f"{base}/get_parameters", GetParameters_Request_,
+                           GetParameters_Response_).call(
+        GetParameters_Request_, names=list(names)).values
+    emit(event="values", values={n: [v.type, v.bool_value, v.integer_value, v.double_value,
+                                     v.string_value] for n, v in zip(names, values)})
+    # a goal while stopped
+    mode_call("/asp/execute_goal", goal)
+
+
 if __name__ == "__main__":
     mode, *rest = sys.argv[1:]
     {"pub": mode_pub, "sub": mode_sub, "call": mode_call, "state": mode_state,
-     "action": mode_action}[mode](*rest)
+     "action": mode_action, "robot_user": mode_robot_user}[mode](*rest)

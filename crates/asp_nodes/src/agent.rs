@@ -295,6 +295,15 @@ struct GoalArbiter {
     /// `agent_node.when_busy`, settable while serving (`ros2 param set`).
     policy: watch::Receiver<WhenBusy>,
     running: Mutex<Vec<Admitted>>,
+    /// Under `queue`: the waiting goals' order (the lock is fair).
+    queue: tokio::sync::Mutex<()>,
+    /// Told each time a goal stops running.
+    ended: tokio::sync::Notify,
+    /// How many goals wait for their turn (`queue`).
+    waiting: watch::Sender<usize>,
+    /// The service goals among them, for the action's cancel requests: id, what the
+    /// requests know it by, and what stops its wait.
+    queued: Mutex<Vec<(String, GoalInfo, CancellationToken)>>,
 }
 
 /// A goal let in: its cancellation (the caller's, and the arbiter's on preemption) and
@@ -342,6 +351,10 @@ impl GoalArbiter {
         Self {
             policy,
             running: Mutex::new(Vec::new()),
+            queue: tokio::sync::Mutex::new(()),
+            ended: tokio::sync::Notify::new(),
+            waiting: watch::channel(0).0,
+            queued: Mutex::new(Vec::new()),
         }
     }
 
@@ -352,16 +365,81 @@ impl GoalArbiter {
     }
 
     /// Lets goal `id` in under the policy (cancelled with `outer` too), or refuses it.
-    fn admit(
+    /// Under `queue` it waits for its turn: after the goals that came before it.
+    async fn admit(
         &self,
         id: &str,
         outer: &CancellationToken,
         service: Option<GoalInfo>,
     ) -> Result<Admitted, GoalAnswer> {
+        if *self.policy.borrow() != WhenBusy::Queue
+            && let Some(admitted) = self.try_admit(id, outer, service.clone())?
+        {
+            return Ok(admitted);
+        }
+        // `queue` (perhaps set just now): wait like the goals before
+        let waiting = outer.child_token();
+        if let Some(info) = &service {
+            self.queued_goals()
+                .push((id.to_owned(), info.clone(), waiting.clone()));
+        }
+        self.waiting.send_modify(|n| *n += 1);
+        let admitted = self.wait_turn(id, &waiting, outer, service).await;
+        self.waiting.send_modify(|n| *n -= 1);
+        self.queued_goals().retain(|(q, _, _)| q != id);
+        admitted
+    }
+
+    fn queued_goals(
+        &self,
+    ) -> std::sync::MutexGuard<'_, Vec<(String, GoalInfo, CancellationToken)>> {
+        self.queued
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Under `queue`: waits until the goals before goal `id` have ended, or `waiting`
+    /// is cancelled.
+    async fn wait_turn(
+        &self,
+        id: &str,
+        waiting: &CancellationToken,
+        outer: &CancellationToken,
+        service: Option<GoalInfo>,
+    ) -> Result<Admitted, GoalAnswer> {
+        let _turn = tokio::select! {
+            turn = self.queue.lock() => turn,
+            () = waiting.cancelled() => return Err(cancelled_in_queue()),
+        };
+        loop {
+            let ended = self.ended.notified();
+            tokio::pin!(ended);
+            ended.as_mut().enable();
+            if let Some(admitted) = self.try_admit(id, outer, service.clone())? {
+                return Ok(admitted);
+            }
+            if let Some(other) = self.lock().first() {
+                info!(goal = id, after = %other.id, "goal queued");
+            }
+            tokio::select! {
+                () = ended => {}
+                () = waiting.cancelled() => return Err(cancelled_in_queue()),
+            }
+        }
+    }
+
+    /// [`Self::admit`] now: `None` when the goal is to wait (`queue`, another runs).
+    fn try_admit(
+        &self,
+        id: &str,
+        outer: &CancellationToken,
+        service: Option<GoalInfo>,
+    ) -> Result<Option<Admitted>, GoalAnswer> {
         let mut running = self.lock();
         if let Some(other) = running.first() {
             let policy = *self.policy.borrow();
             match policy {
+                WhenBusy::Queue => return Ok(None),
                 WhenBusy::Reject => {
                     return Err(GoalAnswer {
                         success: false,
@@ -394,7 +472,7 @@ impl GoalArbiter {
             fault: Arc::new(watch::channel(None).0),
         };
         running.push(admitted.clone());
-        Ok(admitted)
+        Ok(Some(admitted))
     }
 
     /// A node the goals need died (`what` says which and how): every running goal
@@ -410,6 +488,7 @@ impl GoalArbiter {
     /// Goal `a` is no longer running.
     fn forget(&self, a: &Admitted) {
         self.lock().retain(|r| r.id != a.id);
+        self.ended.notify_waiters();
     }
 
     /// Goal `a` ended: its answer, saying so when it was preempted or a node it needed
@@ -443,6 +522,16 @@ impl GoalArbiter {
             );
         }
         answer
+    }
+}
+
+/// The answer of a queued goal cancelled before its turn.
+fn cancelled_in_queue() -> GoalAnswer {
+    GoalAnswer {
+        success: false,
+        error_code: error_code(FailureKind::Cancelled),
+        error_msg: "cancelled while it waited for the goals before it".to_owned(),
+        summary: "cancelled before it started".to_owned(),
     }
 }
 
@@ -499,18 +588,25 @@ async fn run_admitted(
 /// The action's cancel requests reach service goals too.
 impl ExternalGoals for GoalArbiter {
     fn cancel(&self, goal_id: Option<UUID>, before: Option<Time>) -> Vec<GoalInfo> {
-        let running = self.lock();
+        let selected = |info: &GoalInfo| match (goal_id, before) {
+            (None, None) => true,
+            (id, stamp) => {
+                id.is_some_and(|id| id == info.goal_id)
+                    || stamp.is_some_and(|t| info.stamp.as_secs_f64() <= t.as_secs_f64())
+            }
+        };
         let mut out = Vec::new();
+        for (id, info, waiting) in self.queued_goals().iter() {
+            if selected(info) {
+                waiting.cancel();
+                info!(goal = %id, "queued service goal cancelled through the action");
+                out.push(info.clone());
+            }
+        }
+        let running = self.lock();
         for r in running.iter() {
             let Some(info) = &r.service else { continue };
-            let selected = match (goal_id, before) {
-                (None, None) => true,
-                (id, stamp) => {
-                    id.is_some_and(|id| id == info.goal_id)
-                        || stamp.is_some_and(|t| info.stamp.as_secs_f64() <= t.as_secs_f64())
-                }
-            };
-            if selected {
+            if selected(info) {
                 r.cancel_requested.store(true, Ordering::SeqCst);
                 r.cancel.cancel();
                 info!(goal = %r.id, "service goal cancelled through the action");
@@ -554,7 +650,7 @@ impl Admission {
         if let Some(refused) = refused_while_stopped(&self.estop, &self.estop_topic) {
             return Err(refused);
         }
-        self.arbiter.admit(id, outer, service)
+        self.arbiter.admit(id, outer, service).await
     }
 }
 
@@ -669,6 +765,7 @@ pub struct AgentNode {
     pub journal: Journal,
     router: Arc<FeedbackRouter>,
     estop: EStopBinding,
+    arbiter: Arc<GoalArbiter>,
     _service: ServiceServer,
     _action: ActionServer<ExecuteGoalAction>,
     _standard: StandardServices,
@@ -687,6 +784,11 @@ impl AgentNode {
     /// Whether the e-stop is engaged, as this node last heard it.
     pub fn estop(&self) -> watch::Receiver<bool> {
         self.estop.watch()
+    }
+
+    /// How many goals wait for their turn (`agent_node.when_busy: queue`).
+    pub fn waiting(&self) -> watch::Receiver<usize> {
+        self.arbiter.waiting.subscribe()
     }
 
     /// Shows every event of every goal to `sink` too, from now on.
@@ -748,7 +850,11 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
     );
 
     // goals are refused at acceptance while the e-stop is engaged, saying so
-    let estop = EStopBinding::new(&node, &c.common.safety.estop_topic)?;
+    let estop = EStopBinding::new(
+        &node,
+        &c.common.safety.estop_topic,
+        crate::estop::settle_time(c, transport),
+    )?;
     let estop_topic = c.common.safety.estop_topic.clone();
     let counter = Arc::new(AtomicU64::new(0));
     let (when_busy, policy) = watch::channel(c.agent_node.when_busy);
@@ -760,15 +866,15 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
         "agent_node",
         vec![Settable {
             name: "when_busy",
-            description: "what a goal that arrives while another runs does: preempt it, or be refused with code 24",
-            constraints: "preempt or reject",
+            description: "what a goal that arrives while another runs does: preempt it, be refused with code 24, or wait its turn",
+            constraints: "preempt, reject or queue",
             apply: Box::new(move |value| {
                 let policy = match value {
                     ParamValue::String(s) => {
                         serde_json::from_value::<WhenBusy>(serde_json::json!(s))
-                            .map_err(|_| format!("{s:?} is neither preempt nor reject"))?
+                            .map_err(|_| format!("{s:?} is not preempt, reject or queue"))?
                     }
-                    _ => return Err("a string: preempt or reject".to_owned()),
+                    _ => return Err("a string: preempt, reject or queue".to_owned()),
                 };
                 when_busy.send_replace(policy);
                 action_busy.send_replace(busy_policy(policy));
@@ -780,6 +886,8 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
     // the nodes the goals need: a lost one ends the running goal and holds the robot
     let monitor = LivelinessMonitor::new(&node, &heartbeat_settings(cfg), &required_nodes(cfg))?;
     let supervisor = supervise(&monitor, arbiter.clone(), RobotHold::new(&node, cfg)?);
+    // no goal is taken before a stop latched earlier is heard
+    estop.settled().await;
     let admission = Arc::new(Admission {
         estop: estop.watch(),
         estop_topic,
@@ -820,7 +928,7 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
             // the action's own goals follow the same policy as the arbiter's
             busy: action_policy,
             // and its cancel requests reach the service's goals
-            external: Some(arbiter as Arc<dyn ExternalGoals>),
+            external: Some(arbiter.clone() as Arc<dyn ExternalGoals>),
             ..ActionServerOptions::default()
         },
         ExecuteHandler {
@@ -836,6 +944,7 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
         journal,
         router,
         estop,
+        arbiter,
         _service: service,
         _action: action,
         _standard: standard,
@@ -909,6 +1018,7 @@ fn busy_policy(when_busy: WhenBusy) -> BusyPolicy {
     match when_busy {
         WhenBusy::Preempt => BusyPolicy::Preempt,
         WhenBusy::Reject => BusyPolicy::Reject,
+        WhenBusy::Queue => BusyPolicy::Queue,
     }
 }
 

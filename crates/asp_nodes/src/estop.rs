@@ -2,12 +2,20 @@
 //! [`asp_skills::EStop`] in the nodes that cause motion (skill_executor_node,
 //! go_to_node): `true` aborts the running motion and refuses new work until `false`. It
 //! works without the agent: anyone (a button node, `ros2 topic pub`) may publish it.
+//!
+//! A stop latched before a node came up reaches it only once DDS discovery has matched
+//! the button's publisher. Until then the node does not know the stop's state, so
+//! [`EStopBinding::settled`] resolves only when a message arrived or
+//! `safety.estop_settle_s` passed; what moves the robot waits for it before the first
+//! motion.
 
 use asp_ros::msg::std_msgs::Bool;
 use asp_ros::{Node, Qos};
 use asp_skills::{EStop, EStopListener};
+use std::time::Duration;
+
 use tokio::sync::watch;
-use tracing::warn;
+use tracing::{info, warn};
 
 use crate::{AbortOnDrop, NodeError};
 
@@ -20,18 +28,37 @@ pub const ESTOP_QOS: Qos = Qos::latched();
 pub struct EStopBinding {
     estop: EStop,
     engaged: watch::Receiver<bool>,
+    settled: watch::Receiver<bool>,
     _task: AbortOnDrop,
 }
 
 impl EStopBinding {
-    /// Subscribes to `topic` on `node`.
-    pub fn new(node: &Node, topic: &str) -> Result<Self, NodeError> {
+    /// Subscribes to `topic` on `node`; the state counts as known once a message
+    /// arrived or `settle` passed (zero where delivery needs no discovery: in process).
+    pub fn new(node: &Node, topic: &str, settle: Duration) -> Result<Self, NodeError> {
         let mut sub = node.subscribe::<Bool>(topic, ESTOP_QOS)?;
         let estop = EStop::new();
         let (tx, rx) = watch::channel(false);
+        let (settled_tx, settled) = watch::channel(false);
         let e = estop.clone();
         let name = topic.to_owned();
         let task = tokio::spawn(async move {
+            let mut first = match tokio::time::timeout(settle, sub.recv()).await {
+                Ok(Some(msg)) => Some(msg),
+                Ok(None) => None,
+                Err(_) => {
+                    info!(topic = %name, "no e-stop latched on the topic: released");
+                    None
+                }
+            };
+            if let Some(msg) = &first {
+                e.set(msg.data);
+                tx.send_replace(msg.data);
+            }
+            settled_tx.send_replace(true);
+            if first.take().is_some_and(|m| m.data) {
+                warn!(topic = %name, "e-stop engaged: motion stops, new goals are refused");
+            }
             while let Some(msg) = sub.recv().await {
                 if msg.data {
                     warn!(topic = %name, "e-stop engaged: motion stops, new goals are refused");
@@ -43,8 +70,22 @@ impl EStopBinding {
         Ok(Self {
             estop,
             engaged: rx,
+            settled,
             _task: AbortOnDrop(task),
         })
+    }
+
+    /// Resolves once the stop's state is known (see the module's note).
+    pub fn settled(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut rx = self.settled.clone();
+        async move {
+            let _ = rx.wait_for(|s| *s).await;
+        }
+    }
+
+    /// Whether the stop's state is known yet.
+    pub fn is_settled(&self) -> bool {
+        *self.settled.borrow()
     }
 
     /// The latch (to engage it from code as well).
@@ -60,5 +101,14 @@ impl EStopBinding {
     /// For an action server's options (`ActionServerOptions::estop`).
     pub fn watch(&self) -> watch::Receiver<bool> {
         self.engaged.clone()
+    }
+}
+
+/// How long a node on `transport` listens for a latched stop before its first motion.
+pub fn settle_time(cfg: &asp_config::AspConfig, transport: &asp_ros::Transport) -> Duration {
+    if transport.is_dds() {
+        Duration::from_secs_f64(cfg.common.safety.estop_settle_s)
+    } else {
+        Duration::ZERO
     }
 }

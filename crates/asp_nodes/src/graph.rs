@@ -34,12 +34,16 @@ pub async fn start_graph(
     transport: &Transport,
     options: &NodeOptions,
 ) -> Result<Graph, NodeError> {
-    let verifier = verifier_node(cfg, transport, options).await?;
-    let object_map = object_map_node(cfg, transport).await?;
-    let affordance = affordance_node(cfg, transport, options).await?;
-    let skill_executor = skill_executor_node(cfg, transport).await?;
-    let go_to = go_to_node(cfg, transport).await?;
-    let agent = agent_node(cfg, transport).await?;
+    // together, as `asp launch` starts them: the nodes that move listen for a latched
+    // e-stop at the same time
+    let (verifier, object_map, affordance, skill_executor, go_to, agent) = tokio::try_join!(
+        verifier_node(cfg, transport, options),
+        object_map_node(cfg, transport),
+        affordance_node(cfg, transport, options),
+        skill_executor_node(cfg, transport),
+        go_to_node(cfg, transport),
+        agent_node(cfg, transport),
+    )?;
     info!(
         transport = if transport.is_dds() {
             "dds"

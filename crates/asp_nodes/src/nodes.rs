@@ -121,7 +121,11 @@ pub async fn object_map_node(
         tf,
     )?;
     let models = asp_perception::factory::models(cfg)?;
-    let estop = EStopBinding::new(&node, &c.common.safety.estop_topic)?;
+    let estop = EStopBinding::new(
+        &node,
+        &c.common.safety.estop_topic,
+        crate::estop::settle_time(c, transport),
+    )?;
     let service = Arc::new(
         MapService::new(cfg, models, Arc::new(frame_source), Arc::new(base))?
             .with_arm(Arc::new(arm))
@@ -130,7 +134,10 @@ pub async fn object_map_node(
     let server = serve_object_map(&node, service.clone(), &frames.map)?;
     let build = c.object_map_node.mapping.build_on_start.then(|| {
         let (s, summary) = (service.clone(), server.summary());
+        let settled = estop.settled();
         AbortOnDrop(tokio::spawn(async move {
+            // the survey moves the robot: not before a stop latched earlier is heard
+            settled.await;
             match s.ensure_built().await {
                 Ok(()) => info!("object map built"),
                 Err(e) => {
@@ -261,7 +268,11 @@ pub async fn skill_executor_node(
         }
         ObserverBackend::None => Arc::new(BlindObserver),
     };
-    let estop = EStopBinding::new(&node, &c.common.safety.estop_topic)?;
+    let estop = EStopBinding::new(
+        &node,
+        &c.common.safety.estop_topic,
+        crate::estop::settle_time(c, transport),
+    )?;
     let executor = SkillExecutor::new(
         Arc::new(arm),
         Arc::new(gripper),
@@ -277,6 +288,8 @@ pub async fn skill_executor_node(
     )?;
     let service = Arc::new(SkillService::new(executor, Arc::new(scene)));
     let client = ClientWatch::new(&node, cfg, "agent_node")?;
+    // no goal before a stop latched earlier is heard
+    estop.settled().await;
     let server = serve_skills(
         &node,
         service.clone(),
@@ -330,7 +343,11 @@ pub async fn go_to_node(cfg: &LoadedConfig, transport: &Transport) -> Result<GoT
         &c.go_to_node.map_topic,
         Duration::from_secs_f64(c.common.transport.discovery_timeout_s),
     )?;
-    let estop = EStopBinding::new(&node, &c.common.safety.estop_topic)?;
+    let estop = EStopBinding::new(
+        &node,
+        &c.common.safety.estop_topic,
+        crate::estop::settle_time(c, transport),
+    )?;
     let service = Arc::new(GoToService::new(
         Arc::new(base),
         map,
@@ -340,6 +357,8 @@ pub async fn go_to_node(cfg: &LoadedConfig, transport: &Transport) -> Result<GoT
         &c.go_to_node,
     ));
     let client = ClientWatch::new(&node, cfg, "agent_node")?;
+    // no goal before a stop latched earlier is heard
+    estop.settled().await;
     let server = serve_go_to(
         &node,
         service.clone(),

@@ -264,7 +264,8 @@ async fn cancelling_the_goal_cancels_the_running_skill() {
 async fn the_estop_topic_aborts_a_skill_and_refuses_new_ones_until_released() {
     let t = Transport::in_process();
     let n = node(&t, "skill_executor");
-    let estop = asp_nodes::estop::EStopBinding::new(&n, "/asp/estop").unwrap();
+    let estop =
+        asp_nodes::estop::EStopBinding::new(&n, "/asp/estop", std::time::Duration::ZERO).unwrap();
     let skill = Arc::new(EndlessSkill::default());
     let _server = serve_skills(&n, skill.clone(), Some(estop.watch()), None).unwrap();
     let client = Arc::new(SkillClient::new(&node(&t, "agent")).unwrap());

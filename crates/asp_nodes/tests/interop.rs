@@ -21,6 +21,15 @@ use serde_json::Value;
 
 /// Runs the Cyclone peer to its end; its JSON event lines and exit code.
 fn python_peer(domain: u16, args: &[&str]) -> (Vec<Value>, Option<i32>) {
+    python_peer_telling(domain, args, |_| {})
+}
+
+/// [`python_peer`], telling `on_event` each event as it comes.
+fn python_peer_telling(
+    domain: u16,
+    args: &[&str],
+    mut on_event: impl FnMut(&Value),
+) -> (Vec<Value>, Option<i32>) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let python = root.join(".venv/bin/python");
     assert!(
@@ -43,7 +52,10 @@ fn python_peer(domain: u16, args: &[&str]) -> (Vec<Value>, Option<i32>) {
     for line in BufReader::new(child.stdout.take().unwrap()).lines() {
         let line = line.unwrap();
         match serde_json::from_str::<Value>(&line) {
-            Ok(v) => events.push(v),
+            Ok(v) => {
+                on_event(&v);
+                events.push(v);
+            }
             Err(_) => eprintln!("[cyclone_peer] {line}"),
         }
     }
@@ -99,5 +111,129 @@ async fn cyclone_peer_runs_a_goal_on_the_graph() {
     assert!(
         inventory.iter().any(|k| k.starts_with("apple")),
         "{inventory:?}"
+    );
+}
+
+/// The Cyclone peer presses the e-stop before any node exists, then looks at the graph
+/// as a ROS user would: the /tf tree from the URDF (map → odom → base_link → … → the
+/// tool, fixed joints on /tf_static), /robot_description, a node's parameters, and a goal
+/// refused with the e-stop's code. Nothing the graph does at start (the map's survey
+/// included) sends a single motion command to the simulator.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_estop_latched_before_launch_nothing_moves_and_a_ros_user_sees_why() {
+    use asp_ros::msg::asp_interfaces::ObjectMapSummary;
+    let domain = common::fresh_domain();
+    let data = tempfile::tempdir().unwrap();
+    let cfg = common::config(&data, &[]);
+    let sc =
+        Scenario::load(common::config_dir().join("scenarios/tabletop/apple_in_bowl.yaml")).unwrap();
+    let sim = scenario_simulation(&cfg, &sc, None).unwrap();
+    let (pressed_tx, pressed) = tokio::sync::oneshot::channel();
+    let peer = tokio::task::spawn_blocking(move || {
+        let mut pressed_tx = Some(pressed_tx);
+        python_peer_telling(
+            domain,
+            &["robot_user", "/agent_node", "put the apple in the bowl"],
+            |e| {
+                if e["event"] == "estop"
+                    && let Some(tx) = pressed_tx.take()
+                {
+                    let _ = tx.send(());
+                }
+            },
+        )
+    });
+    pressed.await.expect("the peer pressed the e-stop");
+
+    let t = Transport::dds(common::dds_settings(domain, ServiceMapping::Cyclone)).unwrap();
+    let observer = t.node("observer").unwrap();
+    let mut summaries = observer
+        .subscribe::<ObjectMapSummary>(asp_nodes::names::OBJECT_MAP_TOPIC, asp_ros::Qos::latched())
+        .unwrap();
+    let options = NodeOptions {
+        memory: false,
+        verifier_instance: Some(7),
+    };
+    let _graph = start_sim_graph(&cfg, &t, sim.clone(), &options)
+        .await
+        .unwrap();
+    let (events, code) = peer.await.unwrap();
+    assert_eq!(code, Some(0), "{events:?}");
+    let event = |name: &str| {
+        events
+            .iter()
+            .find(|e| e["event"] == name)
+            .unwrap_or_else(|| panic!("no {name} event in {events:?}"))
+            .clone()
+    };
+
+    // the tree: every frame reaches map through one parent, the tool included
+    let mut parent = std::collections::HashMap::new();
+    for kind in ["tf_static", "tf"] {
+        for edge in event(kind)["edges"].as_array().unwrap() {
+            let (p, c) = (edge[0].as_str().unwrap(), edge[1].as_str().unwrap());
+            let before = parent.insert(c.to_owned(), p.to_owned());
+            assert!(
+                before.is_none() || before.as_deref() == Some(p),
+                "{c} has two parents"
+            );
+        }
+    }
+    assert_eq!(parent["odom"], "map");
+    assert_eq!(parent["base_link"], "odom");
+    let tool = &cfg.config.common.frames.tool;
+    let mut chain = vec![tool.clone()];
+    while let Some(p) = parent.get(chain.last().unwrap()) {
+        chain.push(p.clone());
+        assert!(chain.len() < 64, "a cycle: {chain:?}");
+    }
+    assert_eq!(chain.last().unwrap(), "map", "{chain:?}");
+    assert!(
+        chain.len() > 5,
+        "the arm's links are in the tree: {chain:?}"
+    );
+    assert!(
+        !event("tf_static")["edges"].as_array().unwrap().is_empty(),
+        "fixed joints go on /tf_static"
+    );
+    let description = event("robot_description");
+    assert_eq!(description["robot"], true, "{description}");
+
+    // parameters: listed and read, with their configured values
+    let names = event("parameters")["names"].clone();
+    for name in ["when_busy", "safety.estop_topic", "use_sim_time"] {
+        assert!(
+            names.as_array().unwrap().iter().any(|n| n == name),
+            "{name} not in {names}"
+        );
+    }
+    let values = event("values")["values"].clone();
+    assert_eq!(values["safety.estop_topic"][4], "/asp/estop", "{values}");
+    assert_eq!(
+        values["safety.estop_settle_s"][3], cfg.config.common.safety.estop_settle_s,
+        "{values}"
+    );
+
+    // the goal: refused, saying why
+    let r = event("response");
+    assert_eq!(r["success"], false);
+    assert_eq!(
+        r["error_code"],
+        asp_ros::msg::asp_interfaces::goal_refused::ESTOP,
+        "{r}"
+    );
+    assert!(r["error_msg"].as_str().unwrap().contains("e-stop"), "{r}");
+
+    // the map's build at start has been tried (its summary follows the attempt), and
+    // refused to survey
+    let summary = tokio::time::timeout(std::time::Duration::from_secs(120), summaries.recv())
+        .await
+        .expect("the start-up build ends")
+        .unwrap();
+    assert_eq!(summary.objects, 0, "the map was built, so something moved");
+    assert_eq!(
+        sim.with_state(|s| s.motion_commands),
+        0,
+        "motion commands reached the simulator under the e-stop"
     );
 }

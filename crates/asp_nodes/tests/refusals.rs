@@ -217,9 +217,13 @@ struct LoneAgent {
 
 impl LoneAgent {
     async fn start() -> Self {
+        Self::start_with(&[]).await
+    }
+
+    async fn start_with(overrides: &[&str]) -> Self {
         let domain = common::fresh_domain();
         let data = tempfile::tempdir().unwrap();
-        let cfg = common::config(&data, &[]);
+        let cfg = common::config(&data, overrides);
         let server = Transport::dds(common::dds_settings(domain, ServiceMapping::Cyclone)).unwrap();
         let agent = asp_nodes::agent::agent_node(&cfg, &server).await.unwrap();
         let (tx, calls) = tokio::sync::mpsc::unbounded_channel();
@@ -297,6 +301,98 @@ async fn a_newer_goal_preempts_the_running_one_whichever_way_each_came() {
     let result = second.await.unwrap();
     assert_eq!(result.state, TerminalState::Canceled, "{:?}", result.result);
     assert_eq!(result.result.error_msg, "the goal was cancelled");
+}
+
+/// `when_busy: queue`: goals wait their turn in the order they came, whichever way
+/// each came; none preempts another, and one cancelled while it waits ends at once
+/// without ever running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queued_goals_run_in_the_order_they_came_and_can_be_cancelled_while_waiting() {
+    use asp_ros::msg::asp_interfaces::error_code;
+    let mut lone = LoneAgent::start_with(&["agent_node.when_busy=queue"]).await;
+    let mut waiting = lone.agent.waiting();
+    let (me, calls) = (&lone.client, &mut lone.calls);
+    let action = std::sync::Arc::new(
+        me.action_client::<ExecuteGoalAction>(asp_nodes::names::EXECUTE_ACTION)
+            .unwrap(),
+    );
+    // a client per goal: one client's calls go one at a time
+    let send = |goal: &'static str| {
+        let service = me
+            .client::<ExecuteGoal>(asp_nodes::names::EXECUTE_GOAL_SERVICE)
+            .unwrap();
+        tokio::spawn(async move {
+            service
+                .call(ExecuteGoalRequest { goal: goal.into() })
+                .await
+                .unwrap()
+        })
+    };
+    let send_action = |goal: &'static str, cancel: &CancellationToken| {
+        let (action, cancel) = (action.clone(), cancel.clone());
+        tokio::spawn(async move {
+            action
+                .execute(ExecuteGoalActionGoal { goal: goal.into() }, &cancel, |_| {})
+                .await
+                .unwrap()
+        })
+    };
+
+    // a service goal runs; an action goal, then another service goal, wait behind it
+    let first = send("pick up the mug");
+    assert_eq!(calls.recv().await.unwrap(), "srv-1");
+    let second_cancel = CancellationToken::new();
+    let second = send_action("pick up the cup", &second_cancel);
+    waiting.wait_for(|n| *n == 1).await.unwrap();
+    let third = send("pick up the bowl");
+    waiting.wait_for(|n| *n == 2).await.unwrap();
+    // a fourth, cancelled through the action while it waits: it ends at once and
+    // never runs
+    let fourth = send("pick up the plate");
+    waiting.wait_for(|n| *n == 3).await.unwrap();
+    let r = action.cancel_goal(service_goal_id(3)).await.unwrap();
+    assert_eq!(r.goals_canceling.len(), 1, "{r:?}");
+    let r = fourth.await.unwrap();
+    assert_eq!(
+        r.error_code,
+        error_code(asp_core::FailureKind::Cancelled),
+        "{r:?}"
+    );
+    assert!(r.error_msg.contains("waited"), "{}", r.error_msg);
+    waiting.wait_for(|n| *n == 2).await.unwrap();
+
+    // the first ends (cancelled through the action, not preempted): the action goal is next
+    let r = action.cancel_goal(service_goal_id(1)).await.unwrap();
+    assert_eq!(r.goals_canceling.len(), 1, "{r:?}");
+    let r = first.await.unwrap();
+    assert_eq!(
+        r.error_code,
+        error_code(asp_core::FailureKind::Cancelled),
+        "{r:?}"
+    );
+    assert!(r.error_msg.contains("cancel_goal"), "{}", r.error_msg);
+    let id = calls.recv().await.unwrap();
+    assert!(
+        !id.starts_with("srv"),
+        "the action goal came before srv-2: {id}"
+    );
+    second_cancel.cancel();
+    let r = second.await.unwrap();
+    assert_eq!(r.state, TerminalState::Canceled, "{:?}", r.result);
+    // then the third
+    assert_eq!(calls.recv().await.unwrap(), "srv-2");
+    action.cancel_goal(service_goal_id(2)).await.unwrap();
+    let r = third.await.unwrap();
+    assert!(!r.success, "{r:?}");
+    assert_eq!(*waiting.borrow(), 0);
+}
+
+/// The id the action's cancel requests know service goal `n` by.
+fn service_goal_id(n: u64) -> asp_ros::msg::unique_identifier_msgs::UUID {
+    let mut uuid = [0u8; 16];
+    uuid[..3].copy_from_slice(b"srv");
+    uuid[8..].copy_from_slice(&n.to_be_bytes());
+    asp_ros::msg::unique_identifier_msgs::UUID { uuid }
 }
 
 /// A goal sent through the service is stopped by the action's cancel request, as
@@ -586,7 +682,9 @@ async fn when_busy_set_to_reject_as_a_parameter_refuses_a_goal_while_another_run
     let refused = set_parameter(me, "when_busy", string_value("sometimes")).await;
     assert!(!refused.successful);
     assert!(
-        refused.reason.contains("\"sometimes\" is neither"),
+        refused
+            .reason
+            .contains("\"sometimes\" is not preempt, reject or queue"),
         "{}",
         refused.reason
     );

@@ -322,6 +322,58 @@ async fn busy_server_rejects_when_configured(backend: Backend) {
     assert!(of(&worker.events(), "other").is_empty());
 }
 
+async fn busy_server_queues_when_configured(backend: Backend) {
+    let s = setup(backend);
+    let worker = Worker::default();
+    let _server = serve(
+        &s,
+        &worker,
+        ActionServerOptions::default().with_busy(BusyPolicy::Queue),
+    );
+    let client = s
+        .client_node
+        .action_client::<ExecuteGoalAction>("/test/execute")
+        .unwrap();
+    let mut first = client
+        .send_goal(goal("a1;a2;a3;a4;a5;a6;a7;a8"))
+        .await
+        .unwrap();
+    first.feedback().await.unwrap();
+    // (the first goal's remaining steps leave the cancel below a second to arrive)
+    // accepted behind it, in order; the middle one is cancelled while it waits
+    let second = client.send_goal(goal("b1")).await.unwrap();
+    let third = client.send_goal(goal("c1")).await.unwrap();
+    let fourth = client.send_goal(goal("d1")).await.unwrap();
+    third.cancel().await.unwrap();
+    let r3 = third.result().await.unwrap();
+    assert_eq!(r3.state, TerminalState::Canceled);
+    for handle in [first, second, fourth] {
+        let r = handle.result().await.unwrap();
+        assert_eq!(r.state, TerminalState::Succeeded, "{:?}", r.result);
+    }
+    let events = worker.events();
+    assert!(
+        of(&events, "c1").is_empty(),
+        "a cancelled queued goal ran: {events:?}"
+    );
+    let order: Vec<&Event> = events
+        .iter()
+        .filter(|e| matches!(e, Event::Started(_) | Event::Finished(_)))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            &Event::Started("a1;a2;a3;a4;a5;a6;a7;a8".into()),
+            &Event::Finished("a1;a2;a3;a4;a5;a6;a7;a8".into()),
+            &Event::Started("b1".into()),
+            &Event::Finished("b1".into()),
+            &Event::Started("d1".into()),
+            &Event::Finished("d1".into()),
+        ],
+        "queued goals run one at a time, first come first served"
+    );
+}
+
 async fn failures_abort_with_a_code(backend: Backend) {
     let s = setup(backend);
     let worker = Worker::default();
@@ -522,6 +574,7 @@ both!(
     cancel_stops_the_work,
     new_goal_preempts_the_running_one,
     busy_server_rejects_when_configured,
+    busy_server_queues_when_configured,
     failures_abort_with_a_code,
     execute_turns_a_cancelled_token_into_a_cancel,
     estop_aborts_and_rejects,

@@ -136,6 +136,9 @@ pub struct SimState {
     pub time: f64,
     /// Every tool goal requested, map frame (for `attempted` predicates).
     pub tool_goals: Vec<Point3>,
+    /// Motion commands that reached the robot: arm, gripper and base goals, counted
+    /// before any check (what an e-stop test needs to be zero).
+    pub motion_commands: u64,
     /// Object centres at the start (for `moved` predicates).
     pub start_centres: Vec<Point3>,
     /// What motions did, in order.
@@ -281,6 +284,7 @@ impl SimRobot {
             },
             time: 0.0,
             tool_goals: Vec::new(),
+            motion_commands: 0,
             start_centres,
             events: Vec::new(),
             planning_scene: PlanningScene::default(),
@@ -853,6 +857,7 @@ fn check_goal(goal: &PoseGoal) -> Result<(), MotionOutcome> {
 #[async_trait]
 impl ArmMotion for SimRobot {
     async fn move_to_pose(&self, goal: &PoseGoal, cancel: &CancellationToken) -> MotionOutcome {
+        self.lock().motion_commands += 1;
         if let Err(out) = check_goal(goal) {
             return out;
         }
@@ -876,6 +881,7 @@ impl ArmMotion for SimRobot {
     }
 
     async fn move_to_named(&self, name: &str, cancel: &CancellationToken) -> MotionOutcome {
+        self.lock().motion_commands += 1;
         let Some(joints) = self.model.named_configuration(name) else {
             return MotionOutcome::failure(
                 MoveItErrorCode::InvalidGoalConstraints,
@@ -912,6 +918,7 @@ impl Gripper for SimRobot {
         goal: GripperGoal,
         cancel: &CancellationToken,
     ) -> Result<GripperOutcome, RobotError> {
+        self.lock().motion_commands += 1;
         let g = self.model.gripper();
         let (lo, hi) = (g.min_gap as Real, g.max_gap as Real);
         if !(goal.position.is_finite() && goal.position >= lo - 1e-6 && goal.position <= hi + 1e-6)
@@ -1006,6 +1013,7 @@ fn wrap(a: Real) -> Real {
 #[async_trait]
 impl BaseNavigation for SimRobot {
     async fn navigate_to(&self, goal: Pose2D, cancel: &CancellationToken) -> NavOutcome {
+        self.lock().motion_commands += 1;
         let _busy = self.base_busy.lock().await;
         let (start, believed_start) = {
             let s = self.lock();

@@ -35,6 +35,9 @@ pub enum WhenBusy {
     Preempt,
     /// Refuse the new goal (error code 24, naming the running one).
     Reject,
+    /// Run the new goal when those before it have ended, in the order they came; it
+    /// can be cancelled while it waits.
+    Queue,
 }
 
 /// Which agent drives the tools.

@@ -123,6 +123,11 @@ pub struct SafetyConfig {
     /// Latched topic that stops every action server until reset. Default `/asp/estop`.
     #[garde(length(min = 1))]
     pub estop_topic: String,
+    /// How long a node that moves the robot listens at start for an e-stop already
+    /// latched on `estop_topic` before its first motion (DDS discovery of the button's
+    /// publisher takes this long at most on a healthy network). Default 2 s.
+    #[garde(range(min = 0.0, max = 30.0))]
+    pub estop_settle_s: f64,
 }
 
 impl Default for SafetyConfig {
@@ -135,6 +140,7 @@ impl Default for SafetyConfig {
             max_gripper_effort: 40.0,
             max_base_speed: 0.5,
             estop_topic: "/asp/estop".into(),
+            estop_settle_s: 2.0,
         }
     }
 }

@@ -31,6 +31,9 @@ pub enum BusyPolicy {
     Preempt,
     /// Reject it.
     Reject,
+    /// Accept it; it starts when the goals accepted before it have ended (ACCEPTED
+    /// until then, and cancellable).
+    Queue,
 }
 
 /// Goals run outside the action server that its cancel requests reach too: a node's
@@ -601,7 +604,7 @@ fn on_goal<A: RosAction, H: GoalHandler<A>>(
                 shared.stop_active(EndReason::Preempted);
                 None
             }
-            (None, _) => None,
+            (Some(_), BusyPolicy::Queue) | (None, _) => None,
         }
     };
     if let Some(reason) = rejection {
@@ -663,8 +666,13 @@ async fn run_goal<A: RosAction, H: GoalHandler<A>>(
 ) {
     let id = ctx.id;
     // one goal executes at a time: a preempting goal waits here until the previous
-    // handler has returned
-    let _turn = exec_lock.lock_owned().await;
+    // handler has returned, a queued one until those before it have (the lock is
+    // fair: first come, first served); a goal cancelled while it waits ends at once
+    let cancel = ctx.cancel.clone();
+    let _turn = tokio::select! {
+        turn = exec_lock.lock_owned() => Some(turn),
+        () = cancel.cancelled() => None,
+    };
     if ctx.is_cancelled() {
         let reason = ctx.stop_reason().unwrap_or(EndReason::Shutdown);
         let state = if reason == EndReason::Canceled {
