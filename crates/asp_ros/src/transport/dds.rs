@@ -318,6 +318,7 @@ impl DdsNode {
                 .map_err(|e| RosError::dds(format!("serving {service}"), e))?,
         );
         let name = service.to_string();
+        let bad = BadRequests::new(name.clone(), self.mapping);
         let task = runtime()?.spawn(async move {
             let requests = server.receive_request_stream();
             futures::pin_mut!(requests);
@@ -333,7 +334,7 @@ impl DdsNode {
                             }
                         });
                     }
-                    Err(e) => warn!(service = %name, "bad request: {e}"),
+                    Err(e) => bad.report("request", &e),
                 }
             }
         });
@@ -384,6 +385,7 @@ impl DdsNode {
             results: results_tx,
             rt: runtime()?,
             name: action.to_string(),
+            bad: BadRequests::new(action.to_string(), self.mapping),
         };
         let thread_stop = stop.clone();
         std::thread::Builder::new()
@@ -572,6 +574,48 @@ struct DdsClient<S: RosService> {
     request_topic: String,
     one_at_a_time: tokio::sync::Mutex<()>,
     name: String,
+}
+
+/// Requests a server cannot decode, said once per server with their likely cause: a
+/// client on the other RMW's service mapping (rmw_cyclonedds_cpp puts a 16-byte header
+/// in front of every payload, rmw_fastrtps_cpp does not). Later ones go to debug level,
+/// so a mismatched peer does not flood the log.
+pub(crate) struct BadRequests {
+    what: String,
+    mapping: ros2_client::ServiceMapping,
+    said: AtomicBool,
+}
+
+impl BadRequests {
+    pub(crate) fn new(what: String, mapping: ros2_client::ServiceMapping) -> Self {
+        Self {
+            what,
+            mapping,
+            said: AtomicBool::new(false),
+        }
+    }
+
+    /// The RMW whose mapping this server uses, and the one a mismatched client likely
+    /// runs.
+    pub(crate) fn rmws(&self) -> (&'static str, &'static str) {
+        match self.mapping {
+            ros2_client::ServiceMapping::Enhanced => ("rmw_fastrtps_cpp", "rmw_cyclonedds_cpp"),
+            _ => ("rmw_cyclonedds_cpp", "rmw_fastrtps_cpp"),
+        }
+    }
+
+    /// Reports one request of `kind` that did not decode.
+    pub(crate) fn report(&self, kind: &str, e: &dyn std::fmt::Display) {
+        if self.said.swap(true, Ordering::SeqCst) {
+            debug!(server = %self.what, "bad {kind}: {e}");
+            return;
+        }
+        let (ours, theirs) = self.rmws();
+        warn!(
+            server = %self.what,
+            "a {kind} does not decode with {ours}'s service mapping ({e}): the client most likely runs RMW_IMPLEMENTATION={theirs}; set /**.transport.rmw_implementation (or RMW_IMPLEMENTATION) the same on both sides. Said once; later ones are logged at debug level"
+        );
+    }
 }
 
 /// How often a waiting call looks for a new server, and how long it gives the request
@@ -785,6 +829,7 @@ struct ActionReactor<A: RosAction> {
     results: mpsc::UnboundedSender<Incoming<UUID, ResultResponse<A::Result>>>,
     rt: tokio::runtime::Handle,
     name: String,
+    bad: BadRequests,
 }
 
 impl<A: RosAction> ActionReactor<A> {
@@ -837,7 +882,7 @@ impl<A: RosAction> ActionReactor<A> {
                 }
                 Ok(None) => break,
                 Err(e) => {
-                    warn!(action = %self.name, "bad goal request: {e}");
+                    self.bad.report("goal request", &e);
                     break;
                 }
             }
@@ -848,7 +893,7 @@ impl<A: RosAction> ActionReactor<A> {
                     let request: CancelGoalRequest = match crate::cdr::transcode(&request) {
                         Ok(r) => r,
                         Err(e) => {
-                            warn!(action = %self.name, "bad cancel request: {e}");
+                            self.bad.report("cancel request", &e);
                             continue;
                         }
                     };
@@ -868,7 +913,7 @@ impl<A: RosAction> ActionReactor<A> {
                 }
                 Ok(None) => break,
                 Err(e) => {
-                    warn!(action = %self.name, "bad cancel request: {e}");
+                    self.bad.report("cancel request", &e);
                     break;
                 }
             }
@@ -899,7 +944,7 @@ impl<A: RosAction> ActionReactor<A> {
                 }
                 Ok(None) => break,
                 Err(e) => {
-                    warn!(action = %self.name, "bad result request: {e}");
+                    self.bad.report("result request", &e);
                     break;
                 }
             }
