@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use asp_core::FailureKind;
 use asp_ros::action::{
-    ActionServer, ActionServerOptions, BusyPolicy, GoalContext, GoalHandler, GoalOutcome, GoalState,
+    ActionClient, ActionServer, ActionServerOptions, BusyPolicy, GoalContext, GoalHandler,
+    GoalOutcome, GoalState,
 };
 use asp_ros::msg::action_msgs::CancelGoalResponse;
 use asp_ros::msg::asp_interfaces::{
@@ -133,6 +134,15 @@ fn setup(backend: Backend) -> Setup {
     }
 }
 
+impl Setup {
+    /// A client of the action [`serve`] serves.
+    fn client(&self) -> ActionClient<ExecuteGoalAction> {
+        self.client_node
+            .action_client::<ExecuteGoalAction>("/test/execute")
+            .unwrap()
+    }
+}
+
 fn serve(
     s: &Setup,
     worker: &Worker,
@@ -164,10 +174,7 @@ async fn success_with_feedback(backend: Backend) {
     let s = setup(backend);
     let worker = Worker::default();
     let _server = serve(&s, &worker, ActionServerOptions::default());
-    let client = s
-        .client_node
-        .action_client::<ExecuteGoalAction>("/test/execute")
-        .unwrap();
+    let client = s.client();
     let mut handle = client.send_goal(goal("a;b;c")).await.unwrap();
     let mut steps = Vec::new();
     while let Some(f) = handle.feedback().await {
@@ -197,10 +204,7 @@ async fn rejected_at_once(backend: Backend) {
     let s = setup(backend);
     let worker = Worker::default();
     let _server = serve(&s, &worker, ActionServerOptions::default());
-    let client = s
-        .client_node
-        .action_client::<ExecuteGoalAction>("/test/execute")
-        .unwrap();
+    let client = s.client();
     let e = client.send_goal(goal("")).await.unwrap_err();
     assert!(matches!(e, RosError::GoalRejected { .. }), "{e}");
     assert!(e.to_string().contains("/test/execute"), "{e}");
@@ -220,10 +224,7 @@ async fn cancel_stops_the_work(backend: Backend) {
     let s = setup(backend);
     let worker = Worker::default();
     let _server = serve(&s, &worker, ActionServerOptions::default());
-    let client = s
-        .client_node
-        .action_client::<ExecuteGoalAction>("/test/execute")
-        .unwrap();
+    let client = s.client();
     let id = "a;b;c;d;e;f;g;h";
     let mut handle = client.send_goal(goal(id)).await.unwrap();
     let first = handle.feedback().await.unwrap();
@@ -266,10 +267,7 @@ async fn new_goal_preempts_the_running_one(backend: Backend) {
     let s = setup(backend);
     let worker = Worker::default();
     let _server = serve(&s, &worker, ActionServerOptions::default());
-    let client = s
-        .client_node
-        .action_client::<ExecuteGoalAction>("/test/execute")
-        .unwrap();
+    let client = s.client();
     let (a, b) = ("a1;a2;a3;a4;a5;a6;a7;a8", "b1;b2");
     let mut first = client.send_goal(goal(a)).await.unwrap();
     first.feedback().await.unwrap();
@@ -307,10 +305,7 @@ async fn busy_server_rejects_when_configured(backend: Backend) {
         &worker,
         ActionServerOptions::default().with_busy(BusyPolicy::Reject),
     );
-    let client = s
-        .client_node
-        .action_client::<ExecuteGoalAction>("/test/execute")
-        .unwrap();
+    let client = s.client();
     let mut first = client.send_goal(goal("a;b;c")).await.unwrap();
     first.feedback().await.unwrap();
     let e = client.send_goal(goal("other")).await.unwrap_err();
@@ -330,10 +325,7 @@ async fn busy_server_queues_when_configured(backend: Backend) {
         &worker,
         ActionServerOptions::default().with_busy(BusyPolicy::Queue),
     );
-    let client = s
-        .client_node
-        .action_client::<ExecuteGoalAction>("/test/execute")
-        .unwrap();
+    let client = s.client();
     let mut first = client
         .send_goal(goal("a1;a2;a3;a4;a5;a6;a7;a8"))
         .await
@@ -378,10 +370,7 @@ async fn failures_abort_with_a_code(backend: Backend) {
     let s = setup(backend);
     let worker = Worker::default();
     let _server = serve(&s, &worker, ActionServerOptions::default());
-    let client = s
-        .client_node
-        .action_client::<ExecuteGoalAction>("/test/execute")
-        .unwrap();
+    let client = s.client();
     let r = client
         .send_goal(goal("a;fail;c"))
         .await
@@ -425,10 +414,7 @@ async fn execute_turns_a_cancelled_token_into_a_cancel(backend: Backend) {
     let s = setup(backend);
     let worker = Worker::default();
     let _server = serve(&s, &worker, ActionServerOptions::default());
-    let client = s
-        .client_node
-        .action_client::<ExecuteGoalAction>("/test/execute")
-        .unwrap();
+    let client = s.client();
     let token = CancellationToken::new();
     let mut seen = Vec::new();
     let t2 = token.clone();
@@ -456,10 +442,7 @@ async fn estop_aborts_and_rejects(backend: Backend) {
             ..ActionServerOptions::default()
         },
     );
-    let client = s
-        .client_node
-        .action_client::<ExecuteGoalAction>("/test/execute")
-        .unwrap();
+    let client = s.client();
     let mut running = client.send_goal(goal("a;b;c;d;e;f")).await.unwrap();
     running.feedback().await.unwrap();
     estop.send(true).unwrap();
@@ -499,10 +482,7 @@ async fn a_lost_client_stops_its_goals(backend: Backend) {
             ..ActionServerOptions::default()
         },
     );
-    let client = s
-        .client_node
-        .action_client::<ExecuteGoalAction>("/test/execute")
-        .unwrap();
+    let client = s.client();
     let mut running = client.send_goal(goal("a;b;c;d;e;f")).await.unwrap();
     running.feedback().await.unwrap();
     lost.send_modify(|n| *n += 1);
@@ -528,10 +508,7 @@ async fn shutdown_ends_running_goals(backend: Backend) {
     let s = setup(backend);
     let worker = Worker::default();
     let server = serve(&s, &worker, ActionServerOptions::default());
-    let client = s
-        .client_node
-        .action_client::<ExecuteGoalAction>("/test/execute")
-        .unwrap();
+    let client = s.client();
     let mut running = client.send_goal(goal("a;b;c;d;e;f")).await.unwrap();
     running.feedback().await.unwrap();
     let waiter = tokio::spawn(async move { running.result().await });
