@@ -14,6 +14,8 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+#[path = "common/launched.rs"]
+mod launched;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -176,28 +178,11 @@ async fn every_node_killed_mid_goal_ends_it_cleanly_and_the_graph_recovers() {
         .unwrap();
     let vlm_url = sim_node.vlm_standin.as_ref().unwrap().base_url();
 
-    let mut args: Vec<String> = vec![
-        "--config-dir".into(),
-        common::config_dir().display().to_string(),
-    ];
-    for o in [
-        format!("/**.paths.data_dir={}", data.path().display()),
-        "/**.transport.discovery_timeout_s=60".into(),
-        "/**.transport.call_timeout_s=300".into(),
-        format!("agent_node.vlm.base_url={vlm_url}"),
-        "agent_node.vlm.api_key_env=\"\"".into(),
-    ]
-    .into_iter()
-    .chain(LaunchTarget::Robot.implied_overrides())
-    .chain(overrides.iter().cloned())
-    {
-        args.push("--set".into());
-        args.push(o);
-    }
+    let args = launched::node_args(&data, &vlm_url, &overrides);
     let lines = Arc::new(Mutex::new(Vec::<String>::new()));
     let l = lines.clone();
     let launcher = Launcher::new(
-        bin_dir(),
+        launched::bin_dir(),
         args,
         Arc::new(move |node: &str, line: &str| {
             // shown when the test fails (cargo test captures it otherwise)
@@ -348,12 +333,4 @@ async fn every_node_killed_mid_goal_ends_it_cleanly_and_the_graph_recovers() {
         );
     }
     assert!(report.first_exit.is_none(), "{report:?}");
-}
-
-/// The folder of this package's node binaries.
-fn bin_dir() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_BIN_EXE_agent_node"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
 }

@@ -9,6 +9,8 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+#[path = "common/launched.rs"]
+mod launched;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -85,29 +87,12 @@ async fn a_thousand_goals_leave_memory_flat() {
         .unwrap();
     let vlm_url = sim_node.vlm_standin.as_ref().unwrap().base_url();
 
-    let mut args: Vec<String> = vec![
-        "--config-dir".into(),
-        common::config_dir().display().to_string(),
-    ];
-    for o in [
-        format!("/**.paths.data_dir={}", data.path().display()),
-        "/**.transport.discovery_timeout_s=60".into(),
-        "/**.transport.call_timeout_s=300".into(),
-        format!("agent_node.vlm.base_url={vlm_url}"),
-        "agent_node.vlm.api_key_env=\"\"".into(),
-    ]
-    .into_iter()
-    .chain(LaunchTarget::Robot.implied_overrides())
-    .chain(overrides.iter().cloned())
-    {
-        args.push("--set".into());
-        args.push(o);
-    }
+    let args = launched::node_args(&data, &vlm_url, &overrides);
     // the last lines of every node, shown when the test fails
     let lines = Arc::new(Mutex::new(std::collections::VecDeque::<String>::new()));
     let l = lines.clone();
     let launcher = Launcher::new(
-        bin_dir(),
+        launched::bin_dir(),
         args,
         Arc::new(move |node: &str, line: &str| {
             let mut l = l.lock().unwrap();
@@ -258,12 +243,4 @@ async fn a_thousand_goals_leave_memory_flat() {
         growth < MAX_MIB_PER_100_GOALS,
         "the nodes grew {growth:.2} MiB per 100 goals after the warm-up ({b:.1} → {a:.1} MiB)"
     );
-}
-
-/// The folder of this package's node binaries.
-fn bin_dir() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_BIN_EXE_agent_node"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
 }
