@@ -850,11 +850,7 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
     );
 
     // goals are refused at acceptance while the e-stop is engaged, saying so
-    let estop = EStopBinding::new(
-        &node,
-        &c.common.safety.estop_topic,
-        crate::estop::settle_time(c, transport),
-    )?;
+    let estop = EStopBinding::from_config(&node, c, transport)?;
     let estop_topic = c.common.safety.estop_topic.clone();
     let counter = Arc::new(AtomicU64::new(0));
     let (when_busy, policy) = watch::channel(c.agent_node.when_busy);

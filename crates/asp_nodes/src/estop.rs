@@ -43,28 +43,21 @@ impl EStopBinding {
         let e = estop.clone();
         let name = topic.to_owned();
         let task = tokio::spawn(async move {
-            let mut first = match tokio::time::timeout(settle, sub.recv()).await {
-                Ok(Some(msg)) => Some(msg),
-                Ok(None) => None,
-                Err(_) => {
-                    info!(topic = %name, "no e-stop latched on the topic: released");
-                    None
-                }
-            };
-            if let Some(msg) = &first {
-                e.set(msg.data);
-                tx.send_replace(msg.data);
-            }
-            settled_tx.send_replace(true);
-            if first.take().is_some_and(|m| m.data) {
-                warn!(topic = %name, "e-stop engaged: motion stops, new goals are refused");
-            }
-            while let Some(msg) = sub.recv().await {
-                if msg.data {
+            let follow = |engaged: bool| {
+                if engaged {
                     warn!(topic = %name, "e-stop engaged: motion stops, new goals are refused");
                 }
-                e.set(msg.data);
-                tx.send_replace(msg.data);
+                e.set(engaged);
+                tx.send_replace(engaged);
+            };
+            match tokio::time::timeout(settle, sub.recv()).await {
+                Ok(Some(msg)) => follow(msg.data),
+                Ok(None) => {}
+                Err(_) => info!(topic = %name, "no e-stop latched on the topic: released"),
+            }
+            settled_tx.send_replace(true);
+            while let Some(msg) = sub.recv().await {
+                follow(msg.data);
             }
         });
         Ok(Self {
@@ -75,17 +68,28 @@ impl EStopBinding {
         })
     }
 
+    /// The e-stop of a node on `transport`, as the configuration sets it: the topic, and
+    /// the settle time over DDS (zero in process, where nothing needs discovering).
+    pub fn from_config(
+        node: &Node,
+        cfg: &asp_config::AspConfig,
+        transport: &asp_ros::Transport,
+    ) -> Result<Self, NodeError> {
+        let safety = &cfg.common.safety;
+        let settle = if transport.is_dds() {
+            Duration::from_secs_f64(safety.estop_settle_s)
+        } else {
+            Duration::ZERO
+        };
+        Self::new(node, &safety.estop_topic, settle)
+    }
+
     /// Resolves once the stop's state is known (see the module's note).
     pub fn settled(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
         let mut rx = self.settled.clone();
         async move {
             let _ = rx.wait_for(|s| *s).await;
         }
-    }
-
-    /// Whether the stop's state is known yet.
-    pub fn is_settled(&self) -> bool {
-        *self.settled.borrow()
     }
 
     /// The latch (to engage it from code as well).
@@ -101,14 +105,5 @@ impl EStopBinding {
     /// For an action server's options (`ActionServerOptions::estop`).
     pub fn watch(&self) -> watch::Receiver<bool> {
         self.engaged.clone()
-    }
-}
-
-/// How long a node on `transport` listens for a latched stop before its first motion.
-pub fn settle_time(cfg: &asp_config::AspConfig, transport: &asp_ros::Transport) -> Duration {
-    if transport.is_dds() {
-        Duration::from_secs_f64(cfg.common.safety.estop_settle_s)
-    } else {
-        Duration::ZERO
     }
 }

@@ -121,11 +121,7 @@ pub async fn object_map_node(
         tf,
     )?;
     let models = asp_perception::factory::models(cfg)?;
-    let estop = EStopBinding::new(
-        &node,
-        &c.common.safety.estop_topic,
-        crate::estop::settle_time(c, transport),
-    )?;
+    let estop = EStopBinding::from_config(&node, c, transport)?;
     let service = Arc::new(
         MapService::new(cfg, models, Arc::new(frame_source), Arc::new(base))?
             .with_arm(Arc::new(arm))
@@ -268,11 +264,7 @@ pub async fn skill_executor_node(
         }
         ObserverBackend::None => Arc::new(BlindObserver),
     };
-    let estop = EStopBinding::new(
-        &node,
-        &c.common.safety.estop_topic,
-        crate::estop::settle_time(c, transport),
-    )?;
+    let estop = EStopBinding::from_config(&node, c, transport)?;
     let executor = SkillExecutor::new(
         Arc::new(arm),
         Arc::new(gripper),
@@ -343,11 +335,7 @@ pub async fn go_to_node(cfg: &LoadedConfig, transport: &Transport) -> Result<GoT
         &c.go_to_node.map_topic,
         Duration::from_secs_f64(c.common.transport.discovery_timeout_s),
     )?;
-    let estop = EStopBinding::new(
-        &node,
-        &c.common.safety.estop_topic,
-        crate::estop::settle_time(c, transport),
-    )?;
+    let estop = EStopBinding::from_config(&node, c, transport)?;
     let service = Arc::new(GoToService::new(
         Arc::new(base),
         map,
