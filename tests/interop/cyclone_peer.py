@@ -15,6 +15,10 @@ Usage (ROS_DOMAIN_ID selects the domain; each mode prints JSON lines and exits 0
                                           then read /tf_static, /tf, /robot_description,
                                           list and get NODE's parameters and call
                                           /asp/execute_goal with GOAL
+  cyclone_peer.py lifecycle NODE GOAL   what `ros2 lifecycle` does: NODE's state and
+                                          available transitions, `set NODE deactivate`,
+                                          GOAL on /asp/execute_goal, `set NODE activate`
+                                          and the state again
   cyclone_peer.py action ACTION GOAL [cancel_after_feedback]
                                           drive asp_interfaces/action/ExecuteGoal: send the
                                           goal, print feedback, optionally cancel after that
@@ -269,6 +273,69 @@ class GetParameters_Response_(IdlStruct, typename="rcl_interfaces::srv::dds_::Ge
     values: sequence[ParameterValue_]
 
 
+@dataclass
+class LcState_(IdlStruct, typename="lifecycle_msgs::msg::dds_::State_"):
+    id: uint8
+    label: str
+
+
+@dataclass
+class LcTransition_(IdlStruct, typename="lifecycle_msgs::msg::dds_::Transition_"):
+    id: uint8
+    label: str
+
+
+@dataclass
+class TransitionDescription_(IdlStruct, typename="lifecycle_msgs::msg::dds_::TransitionDescription_"):
+    transition: LcTransition_
+    start_state: LcState_
+    goal_state: LcState_
+
+
+@dataclass
+class GetState_Request_(IdlStruct, typename="lifecycle_msgs::srv::dds_::GetState_Request_"):
+    guid: uint64
+    seq: int64
+    structure_needs_at_least_one_member: uint8
+
+
+@dataclass
+class GetState_Response_(IdlStruct, typename="lifecycle_msgs::srv::dds_::GetState_Response_"):
+    guid: uint64
+    seq: int64
+    current_state: LcState_
+
+
+@dataclass
+class GetAvailableTransitions_Request_(
+        IdlStruct, typename="lifecycle_msgs::srv::dds_::GetAvailableTransitions_Request_"):
+    guid: uint64
+    seq: int64
+    structure_needs_at_least_one_member: uint8
+
+
+@dataclass
+class GetAvailableTransitions_Response_(
+        IdlStruct, typename="lifecycle_msgs::srv::dds_::GetAvailableTransitions_Response_"):
+    guid: uint64
+    seq: int64
+    available_transitions: sequence[TransitionDescription_]
+
+
+@dataclass
+class ChangeState_Request_(IdlStruct, typename="lifecycle_msgs::srv::dds_::ChangeState_Request_"):
+    guid: uint64
+    seq: int64
+    transition: LcTransition_
+
+
+@dataclass
+class ChangeState_Response_(IdlStruct, typename="lifecycle_msgs::srv::dds_::ChangeState_Response_"):
+    guid: uint64
+    seq: int64
+    success: bool
+
+
 # --- plumbing -----------------------------------------------------------------------------
 
 # ROS 2 default QoS: reliable, volatile, keep-last 10; plain CDR (XCDR1) like rmw_cyclonedds
@@ -476,7 +543,32 @@ def mode_robot_user(node, goal):
     mode_call("/asp/execute_goal", goal)
 
 
+def mode_lifecycle(node, goal):
+    base = node.strip("/")
+    get_state = ServiceClient(f"{base}/get_state", GetState_Request_, GetState_Response_)
+
+    def state():
+        return get_state.call(GetState_Request_,
+                              structure_needs_at_least_one_member=0).current_state.label
+
+    emit(event="state", label=state())
+    available = ServiceClient(f"{base}/get_available_transitions",
+                              GetAvailableTransitions_Request_,
+                              GetAvailableTransitions_Response_).call(
+        GetAvailableTransitions_Request_, structure_needs_at_least_one_member=0)
+    emit(event="transitions", labels=[d.transition.label for d in available.available_transitions])
+    change = ServiceClient(f"{base}/change_state", ChangeState_Request_, ChangeState_Response_)
+    # as `ros2 lifecycle set`: the id and label of the transition it listed
+    by_label = {d.transition.label: d.transition for d in available.available_transitions}
+    r = change.call(ChangeState_Request_, transition=by_label["deactivate"])
+    emit(event="deactivate", success=r.success, label=state())
+    mode_call("/asp/execute_goal", goal)
+    r = change.call(ChangeState_Request_, transition=LcTransition_(id=3, label="activate"))
+    emit(event="activate", success=r.success, label=state())
+
+
 if __name__ == "__main__":
     mode, *rest = sys.argv[1:]
     {"pub": mode_pub, "sub": mode_sub, "call": mode_call, "state": mode_state,
-     "action": mode_action, "robot_user": mode_robot_user}[mode](*rest)
+     "action": mode_action, "robot_user": mode_robot_user,
+     "lifecycle": mode_lifecycle}[mode](*rest)

@@ -11,6 +11,7 @@ use asp_ros::Node;
 use asp_ros::action::{
     ActionClient, ActionServer, ActionServerOptions, GoalContext, GoalHandler, GoalOutcome,
 };
+use asp_ros::lifecycle::PrimaryState;
 use asp_ros::msg::TerminalState;
 use asp_ros::msg::asp_interfaces::{
     DetectAffordances, DetectAffordancesFeedback, DetectAffordancesGoal, DetectAffordancesResult,
@@ -18,6 +19,7 @@ use asp_ros::msg::asp_interfaces::{
 };
 use asp_system::{AffordancePort, AffordanceQuery, ServiceError};
 use async_trait::async_trait;
+use tokio::sync::watch;
 
 use crate::NodeError;
 use crate::names;
@@ -119,10 +121,14 @@ impl GoalHandler<DetectAffordances> for DetectHandler {
 pub fn serve_affordances(
     node: &Node,
     port: Arc<dyn AffordancePort>,
+    lifecycle: Option<watch::Receiver<PrimaryState>>,
 ) -> Result<ActionServer<DetectAffordances>, NodeError> {
     Ok(node.action_server(
         names::DETECT_ACTION,
-        ActionServerOptions::default(),
+        ActionServerOptions {
+            lifecycle,
+            ..ActionServerOptions::default()
+        },
         DetectHandler { port },
     )?)
 }

@@ -30,6 +30,7 @@ use asp_ros::action::{
     ActionServer, ActionServerOptions, BusyPolicy, ExternalGoals, GoalContext, GoalHandler,
     GoalOutcome,
 };
+use asp_ros::lifecycle::PrimaryState;
 use asp_ros::liveliness::{LivelinessMonitor, Peer};
 use asp_ros::msg::action_msgs::GoalInfo;
 use asp_ros::msg::asp_interfaces::ObjectMapSummary;
@@ -286,6 +287,18 @@ fn refused_while_stopped(estop: &watch::Receiver<bool>, topic: &str) -> Option<G
     })
 }
 
+/// The answer to a goal that arrives while agent_node is not active (lifecycle).
+fn refused_while_inactive(state: PrimaryState) -> Option<GoalAnswer> {
+    (state != PrimaryState::Active).then(|| GoalAnswer {
+        success: false,
+        error_code: goal_refused::INACTIVE,
+        error_msg: format!(
+            "agent_node is {state}, not active (lifecycle): no goal starts until `ros2 lifecycle set /agent_node activate`"
+        ),
+        summary: format!("refused: agent_node is {state}"),
+    })
+}
+
 /// One policy for goals from the service and the action alike
 /// (`agent_node.when_busy`): a new goal preempts the running ones or is refused while
 /// one runs. The agent runs one goal at a time; a preempted goal ends at its next
@@ -317,13 +330,14 @@ struct Admitted {
     service: Option<GoalInfo>,
     /// Cancelled by a request to the action's `cancel_goal`.
     cancel_requested: Arc<AtomicBool>,
-    /// Ended because a node it needs died: what happened.
-    fault: Arc<watch::Sender<Option<String>>>,
+    /// Ended from outside the goal (a node it needs died, agent_node was
+    /// deactivated): the code and what happened.
+    fault: Arc<watch::Sender<Option<(u16, String)>>>,
 }
 
 impl Admitted {
-    /// Resolves with what happened when a node the goal needs dies.
-    async fn faulted(&self) -> String {
+    /// Resolves with the code and what happened when the goal is ended from outside.
+    async fn faulted(&self) -> (u16, String) {
         let mut rx = self.fault.subscribe();
         let what = rx
             .wait_for(Option::is_some)
@@ -475,11 +489,11 @@ impl GoalArbiter {
         Ok(Some(admitted))
     }
 
-    /// A node the goals need died (`what` says which and how): every running goal
-    /// ends, its result saying so.
-    fn fault(&self, what: &str) {
+    /// Every running goal ends with `code` (a node the goals need died, agent_node was
+    /// deactivated), its result saying `what`.
+    fn end_all(&self, code: u16, what: &str) {
         for r in self.lock().iter() {
-            r.fault.send_replace(Some(what.to_owned()));
+            r.fault.send_replace(Some((code, what.to_owned())));
             r.cancel.cancel();
             warn!(goal = %r.id, "goal ended: {what}");
         }
@@ -496,10 +510,10 @@ impl GoalArbiter {
     fn finish(&self, a: &Admitted, mut answer: GoalAnswer) -> GoalAnswer {
         self.forget(a);
         let fault = a.fault.borrow().clone();
-        if let Some(fault) = fault
+        if let Some((code, what)) = fault
             && !answer.success
         {
-            return fault_answer(fault, &answer.summary);
+            return fault_answer(code, what, &answer.summary);
         }
         let by = a
             .preempted_by
@@ -535,16 +549,21 @@ fn cancelled_in_queue() -> GoalAnswer {
     }
 }
 
-/// The answer of a goal that ended because a node it needs died (`what`).
-fn fault_answer(what: String, summary: &str) -> GoalAnswer {
+/// The answer of a goal ended from outside with `code` (`what` says why).
+fn fault_answer(code: u16, what: String, summary: &str) -> GoalAnswer {
+    let why = if code == goal_refused::INACTIVE {
+        "ended: agent_node was deactivated"
+    } else {
+        "ended: a node it needs died"
+    };
     GoalAnswer {
         success: false,
-        error_code: goal_refused::NODE_DOWN,
+        error_code: code,
         error_msg: what,
         summary: if summary.is_empty() {
-            "ended: a node it needs died".to_owned()
+            why.to_owned()
         } else {
-            format!("ended: a node it needs died; {summary}")
+            format!("{why}; {summary}")
         },
     }
 }
@@ -577,10 +596,10 @@ async fn run_admitted(
                 summary: String::new(),
             }),
         },
-        what = admitted.faulted() => {
+        (code, what) = admitted.faulted() => {
             // over for its client: a goal after it is not refused as busy
             arb.forget(&admitted);
-            (None, fault_answer(what, ""))
+            (None, fault_answer(code, what, ""))
         }
     }
 }
@@ -623,6 +642,7 @@ impl ExternalGoals for GoalArbiter {
 struct Admission {
     estop: watch::Receiver<bool>,
     estop_topic: String,
+    lifecycle: watch::Receiver<PrimaryState>,
     peers: watch::Receiver<BTreeMap<String, Peer>>,
     node_wait: Duration,
     arbiter: Arc<GoalArbiter>,
@@ -635,7 +655,7 @@ impl Admission {
         outer: &CancellationToken,
         service: Option<GoalInfo>,
     ) -> Result<Admitted, GoalAnswer> {
-        if let Some(refused) = refused_while_stopped(&self.estop, &self.estop_topic) {
+        if let Some(refused) = self.refused_now() {
             return Err(refused);
         }
         tokio::select! {
@@ -647,10 +667,22 @@ impl Admission {
                 summary: "cancelled before it started".to_owned(),
             }),
         }
-        if let Some(refused) = refused_while_stopped(&self.estop, &self.estop_topic) {
+        if let Some(refused) = self.refused_now() {
             return Err(refused);
         }
-        self.arbiter.admit(id, outer, service).await
+        let admitted = self.arbiter.admit(id, outer, service).await?;
+        // a queued goal's turn may come after a stop or a deactivation
+        if let Some(refused) = self.refused_now() {
+            self.arbiter.forget(&admitted);
+            return Err(refused);
+        }
+        Ok(admitted)
+    }
+
+    /// The refusal while the e-stop is engaged or agent_node is not active.
+    fn refused_now(&self) -> Option<GoalAnswer> {
+        refused_while_stopped(&self.estop, &self.estop_topic)
+            .or_else(|| refused_while_inactive(*self.lifecycle.borrow()))
     }
 }
 
@@ -849,9 +881,6 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
             .with_event_sink(router.clone()),
     );
 
-    // goals are refused at acceptance while the e-stop is engaged, saying so
-    let estop = EStopBinding::from_config(&node, c, transport)?;
-    let estop_topic = c.common.safety.estop_topic.clone();
     let counter = Arc::new(AtomicU64::new(0));
     let (when_busy, policy) = watch::channel(c.agent_node.when_busy);
     let (action_busy, action_policy) = watch::channel(busy_policy(c.agent_node.when_busy));
@@ -879,14 +908,25 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
             }),
         }],
     )?;
-    // the nodes the goals need: a lost one ends the running goal and holds the robot
+    // goals are refused at acceptance while the e-stop is engaged or the node is not
+    // active, saying so
+    let estop = EStopBinding::from_config(&node, c, transport, Some(standard.lifecycle()))?;
+    let estop_topic = c.common.safety.estop_topic.clone();
+    // the nodes the goals need: a lost one ends the running goal and holds the robot;
+    // so does deactivating agent_node
     let monitor = LivelinessMonitor::new(&node, &heartbeat_settings(cfg), &required_nodes(cfg))?;
-    let supervisor = supervise(&monitor, arbiter.clone(), RobotHold::new(&node, cfg)?);
+    let supervisor = supervise(
+        &monitor,
+        standard.lifecycle(),
+        arbiter.clone(),
+        RobotHold::new(&node, cfg)?,
+    );
     // no goal is taken before a stop latched earlier is heard
     estop.settled().await;
     let admission = Arc::new(Admission {
         estop: estop.watch(),
         estop_topic,
+        lifecycle: standard.lifecycle(),
         peers: monitor.peers(),
         node_wait: Duration::from_secs_f64(c.common.supervision.node_wait_s),
         arbiter: arbiter.clone(),
@@ -933,7 +973,8 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
             admission,
         },
     )?;
-    let (ready, ready_task) = publish_ready(&node, estop.watch(), monitor.peers())?;
+    let (ready, ready_task) =
+        publish_ready(&node, estop.watch(), standard.lifecycle(), monitor.peers())?;
     info!(agent = ?agent.kind(), mobile = c.agent_node.mobile, "agent_node serving");
     Ok(AgentNode {
         agent,
@@ -951,19 +992,38 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
     })
 }
 
-/// Ends the running goals and holds the robot when a node they need is lost.
+/// Ends the running goals and holds the robot when a node they need is lost or
+/// agent_node leaves the active state (lifecycle).
 fn supervise(
     monitor: &LivelinessMonitor,
+    mut lifecycle: watch::Receiver<PrimaryState>,
     arbiter: Arc<GoalArbiter>,
     hold: RobotHold,
 ) -> AbortOnDrop {
     let mut losses = monitor.losses();
     AbortOnDrop(tokio::spawn(async move {
-        while let Some((node, why)) = losses.next().await {
-            let what = format!(
-                "{node} stopped ({why}): the goal ended and the robot's motion was cancelled"
-            );
-            arbiter.fault(&what);
+        loop {
+            let (code, what) = tokio::select! {
+                lost = losses.next() => {
+                    let Some((node, why)) = lost else { break };
+                    (goal_refused::NODE_DOWN, format!(
+                        "{node} stopped ({why}): the goal ended and the robot's motion was cancelled"
+                    ))
+                }
+                changed = lifecycle.changed() => {
+                    if changed.is_err() {
+                        break;
+                    }
+                    let state = *lifecycle.borrow_and_update();
+                    if state == PrimaryState::Active {
+                        continue;
+                    }
+                    (goal_refused::INACTIVE, format!(
+                        "agent_node was deactivated (now {state}): the goal ended and the robot's motion was cancelled"
+                    ))
+                }
+            };
+            arbiter.end_all(code, &what);
             hold.hold(&what).await;
         }
     }))
@@ -971,11 +1031,12 @@ fn supervise(
 
 /// Publishes [`names::READY_TOPIC`] (latched) on every change: true once
 /// object_map_node's summary holds objects (the map is built) while the e-stop is
-/// released and every node the goals need is heard (heartbeats). Clients and launch
+/// released, agent_node is active and every node the goals need is heard (heartbeats). Clients and launch
 /// files wait for it before sending goals.
 fn publish_ready(
     node: &asp_ros::Node,
     mut stopped: watch::Receiver<bool>,
+    mut lifecycle: watch::Receiver<PrimaryState>,
     mut peers: watch::Receiver<BTreeMap<String, Peer>>,
 ) -> Result<(watch::Receiver<bool>, AbortOnDrop), NodeError> {
     let publisher = node.publisher::<Bool>(names::READY_TOPIC, Qos::latched())?;
@@ -987,6 +1048,7 @@ fn publish_ready(
         loop {
             let ready = mapped
                 && !*stopped.borrow_and_update()
+                && *lifecycle.borrow_and_update() == PrimaryState::Active
                 && asp_ros::liveliness::missing(&peers.borrow_and_update()).is_empty();
             if said != Some(ready) {
                 info!(ready, "{}", names::READY_TOPIC);
@@ -1002,6 +1064,7 @@ fn publish_ready(
                     None => break,
                 },
                 r = stopped.changed() => if r.is_err() { break },
+                r = lifecycle.changed() => if r.is_err() { break },
                 r = peers.changed() => if r.is_err() { break },
             }
         }

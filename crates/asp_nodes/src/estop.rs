@@ -8,7 +8,12 @@
 //! [`EStopBinding::settled`] resolves only when a message arrived or
 //! `safety.estop_settle_s` passed; what moves the robot waits for it before the first
 //! motion.
+//!
+//! The motion latch also holds while the node is not active (REP-2006 lifecycle,
+//! `ros2 lifecycle set <node> deactivate`): deactivation stops motion as the e-stop
+//! does, and activation releases what only it held.
 
+use asp_ros::lifecycle::PrimaryState;
 use asp_ros::msg::std_msgs::Bool;
 use asp_ros::{Node, Qos};
 use asp_skills::{EStop, EStopListener};
@@ -30,24 +35,60 @@ pub struct EStopBinding {
     engaged: watch::Receiver<bool>,
     settled: watch::Receiver<bool>,
     _task: AbortOnDrop,
+    _latch: AbortOnDrop,
+}
+
+/// Keeps the motion latch engaged while the e-stop is or the node is not active.
+async fn hold_motion(
+    latch: EStop,
+    mut engaged: watch::Receiver<bool>,
+    mut lifecycle: Option<watch::Receiver<PrimaryState>>,
+) {
+    loop {
+        let stopped = *engaged.borrow_and_update();
+        let state = lifecycle.as_mut().map(|l| *l.borrow_and_update());
+        let inactive = state.is_some_and(|s| s != PrimaryState::Active);
+        if inactive && !latch.is_engaged() {
+            warn!(
+                "the node is {}: motion stops until it is activated",
+                state.map_or("?", PrimaryState::label)
+            );
+        }
+        latch.set(stopped || inactive);
+        tokio::select! {
+            r = engaged.changed() => if r.is_err() { return },
+            r = async {
+                match lifecycle.as_mut() {
+                    Some(l) => l.changed().await,
+                    None => std::future::pending().await,
+                }
+            } => if r.is_err() { lifecycle = None },
+        }
+    }
 }
 
 impl EStopBinding {
     /// Subscribes to `topic` on `node`; the state counts as known once a message
     /// arrived or `settle` passed (zero where delivery needs no discovery: in process).
-    pub fn new(node: &Node, topic: &str, settle: Duration) -> Result<Self, NodeError> {
+    /// With `lifecycle`, the motion latch holds while the node is not active too.
+    pub fn new(
+        node: &Node,
+        topic: &str,
+        settle: Duration,
+        lifecycle: Option<watch::Receiver<PrimaryState>>,
+    ) -> Result<Self, NodeError> {
         let mut sub = node.subscribe::<Bool>(topic, ESTOP_QOS)?;
         let estop = EStop::new();
         let (tx, rx) = watch::channel(false);
         let (settled_tx, settled) = watch::channel(false);
-        let e = estop.clone();
         let name = topic.to_owned();
         let task = tokio::spawn(async move {
             let follow = |engaged: bool| {
                 if engaged {
                     warn!(topic = %name, "e-stop engaged: motion stops, new goals are refused");
+                } else if *tx.borrow() {
+                    info!(topic = %name, "e-stop released");
                 }
-                e.set(engaged);
                 tx.send_replace(engaged);
             };
             match tokio::time::timeout(settle, sub.recv()).await {
@@ -60,11 +101,13 @@ impl EStopBinding {
                 follow(msg.data);
             }
         });
+        let latch = tokio::spawn(hold_motion(estop.clone(), rx.clone(), lifecycle));
         Ok(Self {
             estop,
             engaged: rx,
             settled,
             _task: AbortOnDrop(task),
+            _latch: AbortOnDrop(latch),
         })
     }
 
@@ -74,6 +117,7 @@ impl EStopBinding {
         node: &Node,
         cfg: &asp_config::AspConfig,
         transport: &asp_ros::Transport,
+        lifecycle: Option<watch::Receiver<PrimaryState>>,
     ) -> Result<Self, NodeError> {
         let safety = &cfg.common.safety;
         let settle = if transport.is_dds() {
@@ -81,7 +125,7 @@ impl EStopBinding {
         } else {
             Duration::ZERO
         };
-        Self::new(node, &safety.estop_topic, settle)
+        Self::new(node, &safety.estop_topic, settle, lifecycle)
     }
 
     /// Resolves once the stop's state is known (see the module's note).

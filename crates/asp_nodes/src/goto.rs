@@ -15,7 +15,6 @@ use asp_ros::msg::asp_interfaces::GoToGoal as GoToGoalMsg;
 use asp_ros::msg::asp_interfaces::{Failure, GoTo, GoToFeedback, GoToResult};
 use asp_system::{GoToGoal, GoToReply, NavigationPort, ServiceError};
 use async_trait::async_trait;
-use tokio::sync::watch;
 
 use crate::NodeError;
 use crate::names;
@@ -106,24 +105,14 @@ impl GoalHandler<GoTo> for GoToHandler {
     }
 }
 
-/// Serves `port` as the GoTo action on `node`; while `estop` reads `true` the server
-/// aborts the running goal and rejects new ones; when `client_lost` changes
-/// (agent_node died) the running goal stops.
+/// Serves `port` as the GoTo action on `node`, behind `gates` (the e-stop, the
+/// lifecycle, the client's liveliness: see [`ActionServerOptions`]).
 pub fn serve_go_to(
     node: &Node,
     port: Arc<dyn NavigationPort>,
-    estop: Option<watch::Receiver<bool>>,
-    client_lost: Option<watch::Receiver<u64>>,
+    gates: ActionServerOptions,
 ) -> Result<ActionServer<GoTo>, NodeError> {
-    Ok(node.action_server(
-        names::GO_TO_ACTION,
-        ActionServerOptions {
-            estop,
-            client_lost,
-            ..ActionServerOptions::default()
-        },
-        GoToHandler { port },
-    )?)
+    Ok(node.action_server(names::GO_TO_ACTION, gates, GoToHandler { port })?)
 }
 
 /// [`NavigationPort`] over go_to_node's GoTo action.

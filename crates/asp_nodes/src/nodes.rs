@@ -18,7 +18,7 @@ use std::time::Duration;
 use asp_config::LoadedConfig;
 use asp_config::sections::skills::ObserverBackend;
 use asp_ros::Transport;
-use asp_ros::action::ActionServer;
+use asp_ros::action::{ActionServer, ActionServerOptions};
 use asp_ros::msg::asp_interfaces::{DetectAffordances, ExecuteSkill, GoTo};
 use asp_ros::robot::{GripperCommandClient, MoveGroupArm, Nav2Base, TfBuffer};
 use asp_skills::{BlindObserver, LocalVerifier, PerceptionObserver, SceneObserver, SkillExecutor};
@@ -121,7 +121,7 @@ pub async fn object_map_node(
         tf,
     )?;
     let models = asp_perception::factory::models(cfg)?;
-    let estop = EStopBinding::from_config(&node, c, transport)?;
+    let estop = EStopBinding::from_config(&node, c, transport, Some(standard.lifecycle()))?;
     let service = Arc::new(
         MapService::new(cfg, models, Arc::new(frame_source), Arc::new(base))?
             .with_arm(Arc::new(arm))
@@ -183,7 +183,7 @@ pub async fn affordance_node(
         None
     };
     let service = Arc::new(AffordanceService::from_config(cfg, map, memory)?);
-    let server = serve_affordances(&node, service.clone())?;
+    let server = serve_affordances(&node, service.clone(), Some(standard.lifecycle()))?;
     info!(memory = options.memory, "affordance_node serving");
     Ok(AffordanceNode {
         service,
@@ -211,7 +211,7 @@ pub async fn verifier_node(
     let instance = options.verifier_instance.unwrap_or_else(fresh_instance);
     let vlm = asp_system::models::outcome_vlm(&cfg.config)?;
     let verifier = Arc::new(LocalVerifier::from_config(&cfg.config, instance, vlm));
-    let server = serve_verifier(&node, verifier)?;
+    let server = serve_verifier(&node, verifier, Some(standard.lifecycle()))?;
     info!(instance, "verifier_node serving");
     Ok(VerifierNode {
         instance,
@@ -264,7 +264,7 @@ pub async fn skill_executor_node(
         }
         ObserverBackend::None => Arc::new(BlindObserver),
     };
-    let estop = EStopBinding::from_config(&node, c, transport)?;
+    let estop = EStopBinding::from_config(&node, c, transport, Some(standard.lifecycle()))?;
     let executor = SkillExecutor::new(
         Arc::new(arm),
         Arc::new(gripper),
@@ -285,8 +285,12 @@ pub async fn skill_executor_node(
     let server = serve_skills(
         &node,
         service.clone(),
-        Some(estop.watch()),
-        Some(client.lost()),
+        ActionServerOptions {
+            estop: Some(estop.watch()),
+            client_lost: Some(client.lost()),
+            lifecycle: Some(standard.lifecycle()),
+            ..ActionServerOptions::default()
+        },
     )?;
     info!(observer = ?c.skill_executor_node.observer, "skill_executor_node serving");
     Ok(SkillExecutorNode {
@@ -335,7 +339,7 @@ pub async fn go_to_node(cfg: &LoadedConfig, transport: &Transport) -> Result<GoT
         &c.go_to_node.map_topic,
         Duration::from_secs_f64(c.common.transport.discovery_timeout_s),
     )?;
-    let estop = EStopBinding::from_config(&node, c, transport)?;
+    let estop = EStopBinding::from_config(&node, c, transport, Some(standard.lifecycle()))?;
     let service = Arc::new(GoToService::new(
         Arc::new(base),
         map,
@@ -350,8 +354,12 @@ pub async fn go_to_node(cfg: &LoadedConfig, transport: &Transport) -> Result<GoT
     let server = serve_go_to(
         &node,
         service.clone(),
-        Some(estop.watch()),
-        Some(client.lost()),
+        ActionServerOptions {
+            estop: Some(estop.watch()),
+            client_lost: Some(client.lost()),
+            lifecycle: Some(standard.lifecycle()),
+            ..ActionServerOptions::default()
+        },
     )?;
     info!("go_to_node serving");
     Ok(GoToNode {

@@ -8,12 +8,16 @@
 use std::sync::Arc;
 
 use asp_config::LoadedConfig;
+use asp_config::sections::common::LifecycleStart;
 use asp_ros::Node;
+use asp_ros::lifecycle::{Lifecycle, PrimaryState, serve_lifecycle};
 use asp_ros::liveliness::Heartbeat;
 use asp_ros::params::{
     ParamSpec, ParamValue, ParameterServices, ParameterStore, parameters_from_json,
     serve_parameters,
 };
+
+use tokio::sync::watch;
 
 use crate::NodeError;
 use crate::rosout::{Rosout, publish_log};
@@ -53,18 +57,36 @@ impl std::fmt::Debug for Settable {
     }
 }
 
-/// What every ROS 2 node offers besides its own interfaces: parameter services, its
-/// log on `/rosout` and its heartbeat. Dropping it stops all three (the heartbeat says
-/// goodbye).
+/// What every ROS 2 node offers besides its own interfaces: parameter services, the
+/// lifecycle services of a managed node, its log on `/rosout` and its heartbeat.
+/// Dropping it stops them (the heartbeat says goodbye).
 #[derive(Debug)]
 pub struct StandardServices {
     pub parameters: ParameterServices,
+    pub lifecycle: Lifecycle,
     _rosout: Rosout,
     _heartbeat: Heartbeat,
 }
 
-/// Serves node `section`'s parameters on `node` (`settable` among them), publishes
-/// the process's log on its `/rosout` and starts its heartbeat.
+impl StandardServices {
+    /// The node's lifecycle state, for what it gates (goals, motion).
+    pub fn lifecycle(&self) -> watch::Receiver<PrimaryState> {
+        self.lifecycle.watch()
+    }
+}
+
+/// The state nodes start in, as configured.
+fn initial_state(cfg: &LoadedConfig) -> PrimaryState {
+    match cfg.config.common.supervision.initial_state {
+        LifecycleStart::Unconfigured => PrimaryState::Unconfigured,
+        LifecycleStart::Inactive => PrimaryState::Inactive,
+        LifecycleStart::Active => PrimaryState::Active,
+    }
+}
+
+/// Serves node `section`'s parameters on `node` (`settable` among them) and its
+/// lifecycle (in `common.supervision.initial_state`), publishes the process's log on
+/// its `/rosout` and starts its heartbeat.
 pub fn serve_standard(
     node: &Node,
     cfg: &LoadedConfig,
@@ -73,6 +95,22 @@ pub fn serve_standard(
 ) -> Result<StandardServices, NodeError> {
     Ok(StandardServices {
         parameters: serve_node_parameters(node, cfg, section, settable)?,
+        lifecycle: serve_lifecycle(node, initial_state(cfg))?,
+        _rosout: publish_log(node)?,
+        _heartbeat: Heartbeat::start(node, &heartbeat_settings(cfg))?,
+    })
+}
+
+/// [`serve_standard`] for a node that is not managed (the simulator, as Gazebo is
+/// not): no lifecycle services, always active.
+pub fn serve_standard_unmanaged(
+    node: &Node,
+    cfg: &LoadedConfig,
+    section: &str,
+) -> Result<StandardServices, NodeError> {
+    Ok(StandardServices {
+        parameters: serve_node_parameters(node, cfg, section, Vec::new())?,
+        lifecycle: Lifecycle::unmanaged(),
         _rosout: publish_log(node)?,
         _heartbeat: Heartbeat::start(node, &heartbeat_settings(cfg))?,
     })

@@ -16,7 +16,6 @@ use asp_ros::msg::asp_interfaces::{
 use asp_skills::{SkillReport, SkillRequest};
 use asp_system::{ServiceError, SkillPort, SkillReply};
 use async_trait::async_trait;
-use tokio::sync::watch;
 
 use crate::NodeError;
 use crate::names;
@@ -119,24 +118,14 @@ impl GoalHandler<ExecuteSkill> for SkillHandler {
     }
 }
 
-/// Serves `port` as the ExecuteSkill action on `node`; while `estop` reads `true` the
-/// server aborts the running skill and rejects new ones; when `client_lost` changes
-/// (agent_node died) the running skill stops.
+/// Serves `port` as the ExecuteSkill action on `node`, behind `gates` (the e-stop, the
+/// lifecycle, the client's liveliness: see [`ActionServerOptions`]).
 pub fn serve_skills(
     node: &Node,
     port: Arc<dyn SkillPort>,
-    estop: Option<watch::Receiver<bool>>,
-    client_lost: Option<watch::Receiver<u64>>,
+    gates: ActionServerOptions,
 ) -> Result<ActionServer<ExecuteSkill>, NodeError> {
-    Ok(node.action_server(
-        names::SKILL_ACTION,
-        ActionServerOptions {
-            estop,
-            client_lost,
-            ..ActionServerOptions::default()
-        },
-        SkillHandler { port },
-    )?)
+    Ok(node.action_server(names::SKILL_ACTION, gates, SkillHandler { port })?)
 }
 
 /// [`SkillPort`] over skill_executor_node's ExecuteSkill action.

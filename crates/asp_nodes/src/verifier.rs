@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use asp_core::Transform;
 use asp_ros::convert;
+use asp_ros::lifecycle::PrimaryState;
 use asp_ros::msg::asp_interfaces::{
     CheckOutcome, CheckOutcomeRequest, CheckOutcomeResponse, CommitSkill, CommitSkillRequest,
     CommitSkillResponse, Verdict,
@@ -28,6 +29,7 @@ use asp_verify::{
     Review, StepId, StepSuccess,
 };
 use async_trait::async_trait;
+use tokio::sync::watch;
 use tracing::{info, warn};
 
 use crate::NodeError;
@@ -84,17 +86,30 @@ fn publish(p: &Publisher<Verdict>, v: Verdict) {
     }
 }
 
-/// Serves `verifier`'s commit gate and outcome check on `node`, publishing every verdict.
+/// Why a request is refused in the node's lifecycle state; `None` while active.
+fn inactive(lifecycle: Option<&watch::Receiver<PrimaryState>>) -> Option<String> {
+    let state = *lifecycle?.borrow();
+    (state != PrimaryState::Active).then(|| {
+        format!(
+            "verifier_node is {state}, not active (lifecycle): it approves nothing until `ros2 lifecycle set /verifier_node activate`"
+        )
+    })
+}
+
+/// Serves `verifier`'s commit gate and outcome check on `node`, publishing every
+/// verdict. While `lifecycle` is not active every request is refused: a deactivated
+/// verifier commits no skill.
 pub fn serve_verifier(
     node: &Node,
     verifier: Arc<dyn Verifier>,
+    lifecycle: Option<watch::Receiver<PrimaryState>>,
 ) -> Result<VerifierServer, NodeError> {
     let verdicts = Arc::new(node.publisher::<Verdict>(names::VERDICTS_TOPIC, VERDICTS_QOS)?);
 
-    let (v, p) = (verifier.clone(), verdicts.clone());
+    let (v, p, l) = (verifier.clone(), verdicts.clone(), lifecycle.clone());
     let commit =
         node.serve::<CommitSkill, _, _>(names::COMMIT_SERVICE, move |req: CommitSkillRequest| {
-            let (v, p) = (v.clone(), p.clone());
+            let (v, p, held) = (v.clone(), p.clone(), inactive(l.as_ref()));
             async move {
                 let refuse = |message: String| CommitSkillResponse {
                     accepted: false,
@@ -102,6 +117,10 @@ pub fn serve_verifier(
                     message,
                     verdict_json: String::new(),
                 };
+                if let Some(why) = held {
+                    warn!("commit refused: {why}");
+                    return refuse(why);
+                }
                 let request: CommitRequest = match serde_json::from_str(&req.request_json) {
                     Ok(r) => r,
                     Err(e) => return refuse(format!("the commit request is not valid: {e}")),
@@ -130,17 +149,21 @@ pub fn serve_verifier(
             }
         })?;
 
-    let (v, p) = (verifier, verdicts);
+    let (v, p, l) = (verifier, verdicts, lifecycle);
     let outcome = node.serve::<CheckOutcome, _, _>(
         names::OUTCOME_SERVICE,
         move |req: CheckOutcomeRequest| {
-            let (v, p) = (v.clone(), p.clone());
+            let (v, p, held) = (v.clone(), p.clone(), inactive(l.as_ref()));
             async move {
                 let refuse = |message: String| CheckOutcomeResponse {
                     succeeded: false,
                     message,
                     verdict_json: String::new(),
                 };
+                if let Some(why) = held {
+                    warn!("outcome check refused: {why}");
+                    return refuse(why);
+                }
                 let request: OutcomeRequest = match serde_json::from_str(&req.request_json) {
                     Ok(r) => r,
                     Err(e) => return refuse(format!("the outcome request is not valid: {e}")),

@@ -20,7 +20,7 @@ use asp_nodes::map::{ObjectMapClient, serve_object_map};
 use asp_nodes::skill::{SkillClient, serve_skills};
 use asp_nodes::verifier::{VerifierClient, serve_verifier};
 use asp_perception::Retrieval;
-use asp_ros::action::GoalState;
+use asp_ros::action::{ActionServerOptions, GoalState};
 use asp_ros::msg::asp_interfaces::{ExecuteGoalAction, ExecuteGoalActionGoal};
 use asp_ros::msg::std_msgs::Bool;
 use asp_ros::{Node, Transport};
@@ -223,9 +223,9 @@ async fn cancelling_the_goal_cancels_the_running_skill() {
     let t = Transport::in_process();
     let n = node(&t, "robot_side");
     let _map = serve_object_map(&n, Arc::new(OneMug), "map").unwrap();
-    let _aff = asp_nodes::affordance::serve_affordances(&n, Arc::new(NoParts)).unwrap();
+    let _aff = asp_nodes::affordance::serve_affordances(&n, Arc::new(NoParts), None).unwrap();
     let skill = Arc::new(EndlessSkill::default());
-    let _skills = serve_skills(&n, skill.clone(), None, None).unwrap();
+    let _skills = serve_skills(&n, skill.clone(), ActionServerOptions::default()).unwrap();
     let _agent = asp_nodes::agent::agent_node(&cfg, &t).await.unwrap();
 
     let client = node(&t, "user")
@@ -265,9 +265,18 @@ async fn the_estop_topic_aborts_a_skill_and_refuses_new_ones_until_released() {
     let t = Transport::in_process();
     let n = node(&t, "skill_executor");
     let estop =
-        asp_nodes::estop::EStopBinding::new(&n, "/asp/estop", std::time::Duration::ZERO).unwrap();
+        asp_nodes::estop::EStopBinding::new(&n, "/asp/estop", std::time::Duration::ZERO, None)
+            .unwrap();
     let skill = Arc::new(EndlessSkill::default());
-    let _server = serve_skills(&n, skill.clone(), Some(estop.watch()), None).unwrap();
+    let _server = serve_skills(
+        &n,
+        skill.clone(),
+        ActionServerOptions {
+            estop: Some(estop.watch()),
+            ..ActionServerOptions::default()
+        },
+    )
+    .unwrap();
     let client = Arc::new(SkillClient::new(&node(&t, "agent")).unwrap());
     let button = node(&t, "button")
         .publisher::<Bool>("/asp/estop", ESTOP_QOS)
@@ -313,6 +322,144 @@ async fn the_estop_topic_aborts_a_skill_and_refuses_new_ones_until_released() {
     assert_eq!(skill.calls.load(Ordering::SeqCst), 2);
 }
 
+/// `ros2 lifecycle set <node> <transition>`: by label, the id left 0 as the CLI's
+/// service call does.
+async fn lifecycle_set(me: &Node, node: &str, label: &str) -> bool {
+    use asp_ros::msg::lifecycle_msgs::{ChangeState, ChangeStateRequest, Transition};
+    me.client::<ChangeState>(&format!("{node}/change_state"))
+        .unwrap()
+        .call(ChangeStateRequest {
+            transition: Transition {
+                id: 0,
+                label: label.into(),
+            },
+        })
+        .await
+        .unwrap()
+        .success
+}
+
+/// REP-2006: deactivating the skill executor stops its running skill and holds motion
+/// (the latch the arm and gripper clients stop on) without the e-stop topic saying
+/// anything; it refuses skills until activated; each step is announced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deactivating_the_skill_executor_stops_its_skill_and_holds_motion_until_activated() {
+    use asp_ros::lifecycle::{PrimaryState, serve_lifecycle};
+    use asp_ros::msg::lifecycle_msgs::{
+        GetAvailableTransitions, GetAvailableTransitionsRequest, GetState, GetStateRequest,
+        TransitionEvent,
+    };
+    let t = Transport::in_process();
+    let n = node(&t, "skill_executor");
+    let lifecycle = serve_lifecycle(&n, PrimaryState::Active).unwrap();
+    let estop = asp_nodes::estop::EStopBinding::new(
+        &n,
+        "/asp/estop",
+        Duration::ZERO,
+        Some(lifecycle.watch()),
+    )
+    .unwrap();
+    let skill = Arc::new(EndlessSkill::default());
+    let _server = serve_skills(
+        &n,
+        skill.clone(),
+        ActionServerOptions {
+            estop: Some(estop.watch()),
+            lifecycle: Some(lifecycle.watch()),
+            ..ActionServerOptions::default()
+        },
+    )
+    .unwrap();
+    let me = node(&t, "operator");
+    let mut events = me
+        .subscribe::<TransitionEvent>(
+            "/skill_executor/transition_event",
+            asp_ros::Qos::default_reliable().with_depth(10),
+        )
+        .unwrap();
+    let client = Arc::new(SkillClient::new(&node(&t, "agent")).unwrap());
+    let request = SkillRequest::new(Skill::Grasp, key("mug_0"), "the mug", cube(0.7));
+
+    let (c, r) = (client.clone(), request.clone());
+    let running = tokio::spawn(async move { c.execute(r, &CancellationToken::new()).await });
+    tokio::time::timeout(WAIT, skill.started.notified())
+        .await
+        .unwrap();
+    // not available while active: refused, nothing changes
+    assert!(!lifecycle_set(&me, "/skill_executor", "configure").await);
+    assert_eq!(lifecycle.current(), PrimaryState::Active);
+    assert!(lifecycle_set(&me, "/skill_executor", "deactivate").await);
+    let reply = tokio::time::timeout(WAIT, running).await.unwrap().unwrap();
+    assert!(!reply.succeeded);
+    assert_eq!(
+        skill.cancelled.load(Ordering::SeqCst),
+        1,
+        "the skill stopped"
+    );
+    let latch = estop.listener();
+    tokio::time::timeout(WAIT, latch.engaged()).await.unwrap();
+    assert!(!*estop.watch().borrow(), "the e-stop topic said nothing");
+
+    let state = me
+        .client::<GetState>("/skill_executor/get_state")
+        .unwrap()
+        .call(GetStateRequest::default())
+        .await
+        .unwrap();
+    assert_eq!(state.current_state.label, "inactive");
+    let available = me
+        .client::<GetAvailableTransitions>("/skill_executor/get_available_transitions")
+        .unwrap()
+        .call(GetAvailableTransitionsRequest::default())
+        .await
+        .unwrap();
+    let labels: Vec<&str> = available
+        .available_transitions
+        .iter()
+        .map(|d| d.transition.label.as_str())
+        .collect();
+    assert_eq!(labels, ["cleanup", "activate", "shutdown"]);
+    let steps: Vec<(String, String)> = [events.recv().await.unwrap(), events.recv().await.unwrap()]
+        .into_iter()
+        .map(|e| (e.start_state.label, e.goal_state.label))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("active".to_owned(), "deactivating".to_owned()),
+            ("deactivating".to_owned(), "inactive".to_owned())
+        ]
+    );
+
+    // inactive: refused before it reaches the executor
+    let reply = client
+        .execute(request.clone(), &CancellationToken::new())
+        .await;
+    assert!(!reply.succeeded, "{reply:?}");
+    assert_eq!(skill.calls.load(Ordering::SeqCst), 1);
+
+    // activated: the latch is released and skills are taken again
+    assert!(lifecycle_set(&me, "/skill_executor", "activate").await);
+    let held = estop.listener();
+    tokio::time::timeout(WAIT, async {
+        while held.is_engaged() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap();
+    let cancel = CancellationToken::new();
+    let (c, k) = (client.clone(), cancel.clone());
+    let again = tokio::spawn(async move { c.execute(request, &k).await });
+    tokio::time::timeout(WAIT, skill.started.notified())
+        .await
+        .unwrap();
+    cancel.cancel();
+    let reply = tokio::time::timeout(WAIT, again).await.unwrap().unwrap();
+    assert_eq!(reply.failure.map(|f| f.kind), Some(FailureKind::Cancelled));
+    assert_eq!(skill.calls.load(Ordering::SeqCst), 2);
+}
+
 fn commit_request(x: f32) -> CommitRequest {
     CommitRequest {
         skill: Skill::Grasp,
@@ -334,7 +481,7 @@ async fn the_verifier_client_redeems_verdicts_and_refuses_one_its_gate_rejects()
         gate(SafetyConfig::default(), 5),
         OutcomeVerifier::new(OutcomeConfig::default(), None),
     );
-    let _server = serve_verifier(&node(&t, "verifier"), Arc::new(verifier)).unwrap();
+    let _server = serve_verifier(&node(&t, "verifier"), Arc::new(verifier), None).unwrap();
     let me = node(&t, "executor");
     let mut verdicts = me
         .subscribe::<asp_ros::msg::asp_interfaces::Verdict>(
@@ -420,6 +567,7 @@ async fn the_verifier_client_redeems_verdicts_and_refuses_one_its_gate_rejects()
             gate(loose, 6),
             OutcomeVerifier::new(OutcomeConfig::default(), None),
         )),
+        None,
     )
     .unwrap();
     let strict =

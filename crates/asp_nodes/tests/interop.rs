@@ -237,3 +237,50 @@ async fn with_the_estop_latched_before_launch_nothing_moves_and_a_ros_user_sees_
         "motion commands reached the simulator under the e-stop"
     );
 }
+
+/// `ros2 lifecycle` from an independent Cyclone DDS peer against agent_node: the state
+/// and the transitions it offers, `set deactivate` (a goal is then refused with code 26,
+/// naming how to activate it), `set activate`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cyclone_peer_manages_agent_node_as_ros2_lifecycle_does() {
+    use asp_ros::msg::asp_interfaces::goal_refused;
+    let domain = common::fresh_domain();
+    let data = tempfile::tempdir().unwrap();
+    let cfg = common::config(&data, &[]);
+    let t = Transport::dds(common::dds_settings(domain, ServiceMapping::Cyclone)).unwrap();
+    let agent = asp_nodes::agent::agent_node(&cfg, &t).await.unwrap();
+    let (events, code) = tokio::task::spawn_blocking(move || {
+        python_peer(domain, &["lifecycle", "/agent_node", "pick up the mug"])
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, Some(0), "{events:?}");
+    let event = |name: &str| {
+        events
+            .iter()
+            .find(|e| e["event"] == name)
+            .unwrap_or_else(|| panic!("no {name} event in {events:?}"))
+            .clone()
+    };
+    assert_eq!(event("state")["label"], "active");
+    assert_eq!(
+        event("transitions")["labels"],
+        serde_json::json!(["deactivate", "shutdown"])
+    );
+    let deactivated = event("deactivate");
+    assert_eq!(deactivated["success"], true, "{deactivated}");
+    assert_eq!(deactivated["label"], "inactive");
+    let r = event("response");
+    assert_eq!(r["error_code"], goal_refused::INACTIVE, "{r}");
+    assert!(
+        r["error_msg"]
+            .as_str()
+            .unwrap()
+            .contains("ros2 lifecycle set /agent_node activate"),
+        "{r}"
+    );
+    let activated = event("activate");
+    assert_eq!(activated["success"], true, "{activated}");
+    assert_eq!(activated["label"], "active");
+    drop(agent);
+}

@@ -606,6 +606,91 @@ async fn a_goal_ends_naming_the_node_that_died_under_it() {
     );
 }
 
+/// `ros2 lifecycle set /agent_node <label>` (the id left 0, as the CLI's call does).
+async fn lifecycle_set(me: &Node, label: &str) -> bool {
+    use asp_ros::msg::lifecycle_msgs::{ChangeState, ChangeStateRequest, Transition};
+    me.client::<ChangeState>("/agent_node/change_state")
+        .unwrap()
+        .call(ChangeStateRequest {
+            transition: Transition {
+                id: 0,
+                label: label.into(),
+            },
+        })
+        .await
+        .unwrap()
+        .success
+}
+
+/// REP-2006 on agent_node: deactivating it ends the running goal at once with code 26
+/// (its robot motion cancelled, as for a dead node); goals are refused with code 26,
+/// from the service and the action, naming how to activate it; `ready` says false;
+/// activated, goals are read again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deactivated_agent_ends_its_goal_and_refuses_goals_until_activated() {
+    use asp_ros::msg::lifecycle_msgs::{GetState, GetStateRequest};
+    let mut lone = LoneAgent::start().await;
+    let me = lone.client.clone();
+    let service = me
+        .client::<ExecuteGoal>(asp_nodes::names::EXECUTE_GOAL_SERVICE)
+        .unwrap();
+    let s = me
+        .client::<ExecuteGoal>(asp_nodes::names::EXECUTE_GOAL_SERVICE)
+        .unwrap();
+    let call = tokio::spawn(async move {
+        s.call(ExecuteGoalRequest {
+            goal: "pick up the mug".into(),
+        })
+        .await
+        .unwrap()
+    });
+    // running: in its first tool call, waiting for a map that never comes
+    assert_eq!(lone.calls.recv().await.unwrap(), "srv-1");
+    assert!(!lifecycle_set(&me, "activate").await, "already active");
+    assert!(lifecycle_set(&me, "deactivate").await);
+    let answer = call.await.unwrap();
+    assert!(!answer.success);
+    assert_eq!(answer.error_code, goal_refused::INACTIVE, "{answer:?}");
+    assert!(
+        answer.error_msg.contains("agent_node was deactivated"),
+        "{}",
+        answer.error_msg
+    );
+    let state = me
+        .client::<GetState>("/agent_node/get_state")
+        .unwrap()
+        .call(GetStateRequest::default())
+        .await
+        .unwrap();
+    assert_eq!(state.current_state.label, "inactive");
+
+    let r = service
+        .call(ExecuteGoalRequest {
+            goal: "pick up the cup".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(r.error_code, goal_refused::INACTIVE, "{r:?}");
+    assert!(
+        r.error_msg
+            .contains("ros2 lifecycle set /agent_node activate"),
+        "{}",
+        r.error_msg
+    );
+    let result = aborted_action(&me, "pick up the cup").await;
+    assert_eq!(result.error_code, goal_refused::INACTIVE);
+    assert!(!*lone.agent.ready().borrow());
+
+    assert!(lifecycle_set(&me, "activate").await);
+    let r = service
+        .call(ExecuteGoalRequest {
+            goal: "hello there".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(r.error_code, goal_refused::NO_VERB, "{r:?}");
+}
+
 fn string_value(s: &str) -> ParameterValue {
     ParameterValue {
         r#type: parameter_type::STRING,

@@ -15,6 +15,7 @@ pub mod cdr;
 pub mod convert;
 mod error;
 pub mod idl;
+pub mod lifecycle;
 pub mod liveliness;
 pub mod msg;
 pub mod params;

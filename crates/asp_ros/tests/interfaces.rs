@@ -172,11 +172,11 @@ fn differences(info: &TypeInfo, spec: &MsgSpec) -> Vec<String> {
 
 /// Packages the shared extract lacks (its SOURCES.txt names rcl_interfaces@jazzy, but
 /// only that repository's builtin_interfaces and service_msgs were extracted), and
-/// bond_core's. Their definitions were compared by hand with rcl_interfaces 2.2.0 and
-/// bond 4.1 (Jazzy); the CDR round
+/// bond_core's. Their definitions were compared by hand with rcl_interfaces 2.2.0
+/// (lifecycle_msgs: 2.0.2, Jazzy) and bond 4.1 (Jazzy); the CDR round
 /// trip below covers them, and the parameter services are called over DDS in
 /// asp_nodes' tests. Once the extract holds them, the check below takes them in.
-const NOT_IN_EXTRACT: [&str; 3] = ["bond", "rcl_interfaces", "rosgraph_msgs"];
+const NOT_IN_EXTRACT: [&str; 4] = ["bond", "lifecycle_msgs", "rcl_interfaces", "rosgraph_msgs"];
 
 #[test]
 fn standard_interfaces_match_upstream_jazzy_field_for_field() {
@@ -290,6 +290,9 @@ fn every_needed_interface_is_defined() {
         "rcl_interfaces/ListParameters_Request",
         "rcl_interfaces/DescribeParameters_Response",
         "rcl_interfaces/ParameterEvent",
+        "lifecycle_msgs/ChangeState_Request",
+        "lifecycle_msgs/GetAvailableTransitions_Response",
+        "lifecycle_msgs/TransitionEvent",
         "nav_msgs/OccupancyGrid",
         "nav_msgs/MapMetaData",
         "nav2_msgs/NavigateToPose_Goal",

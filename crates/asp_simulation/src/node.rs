@@ -364,11 +364,8 @@ pub async fn start_sim_node(
     });
     let mut keep: Vec<Box<dyn std::any::Any + Send>> = Vec::new();
     let mut tasks = Vec::new();
-    keep.push(Box::new(asp_nodes::params::serve_standard(
-        node,
-        cfg,
-        "sim_node",
-        Vec::new(),
+    keep.push(Box::new(asp_nodes::params::serve_standard_unmanaged(
+        node, cfg, "sim_node",
     )?));
 
     // MoveIt: MoveGroup, the planning scene (read and apply)

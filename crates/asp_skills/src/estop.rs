@@ -40,13 +40,10 @@ impl EStop {
         tracing::info!("e-stop reset");
     }
 
-    /// Sets the latch from a received message (`true` = stop).
+    /// Sets the latch (`true` = stop) without logging: the caller says why.
     pub fn set(&self, engaged: bool) {
-        if engaged {
-            self.engage();
-        } else {
-            self.reset();
-        }
+        self.tx
+            .send_if_modified(|e| std::mem::replace(e, engaged) != engaged);
     }
 
     pub fn is_engaged(&self) -> bool {

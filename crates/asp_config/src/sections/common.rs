@@ -315,6 +315,22 @@ pub struct SupervisionConfig {
     /// Restarts of one node per launch; one more exit stops the launch. Default 5.
     #[garde(range(max = 1000))]
     pub max_respawns: u32,
+    /// The lifecycle state (REP-2006) every node starts in. `active` (default): goals
+    /// are taken at once, as under Nav2's lifecycle manager with `autostart`.
+    /// `inactive` or `unconfigured`: nodes refuse goals and hold the robot until
+    /// `ros2 lifecycle set <node> activate` (after `configure` from unconfigured).
+    #[garde(skip)]
+    pub initial_state: LifecycleStart,
+}
+
+/// The lifecycle state nodes start in (`common.supervision.initial_state`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LifecycleStart {
+    Unconfigured,
+    Inactive,
+    #[default]
+    Active,
 }
 
 fn at_least_three_periods(period: f64) -> impl FnOnce(&f64, &()) -> garde::Result {
@@ -339,6 +355,7 @@ impl Default for SupervisionConfig {
             respawn: true,
             respawn_delay_s: 1.0,
             max_respawns: 5,
+            initial_state: LifecycleStart::Active,
         }
     }
 }

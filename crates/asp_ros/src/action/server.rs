@@ -17,6 +17,7 @@ use super::{
     FeedbackSink, GoalRequest, GoalResponse, GoalState, Incoming, ResultResponse, ServerPorts,
 };
 use crate::RosError;
+use crate::lifecycle::PrimaryState;
 use crate::msg::action_msgs::{
     CancelGoalRequest, CancelGoalResponse, GoalInfo, GoalStatus, GoalStatusArray,
 };
@@ -63,6 +64,9 @@ pub struct ActionServerOptions {
     /// running goals stop (ABORTED, [`EndReason::ClientLost`]), so that work nobody
     /// supervises does not run on. New goals are taken as usual.
     pub client_lost: Option<watch::Receiver<u64>>,
+    /// The node's lifecycle (REP-2006): while not active, new goals are rejected;
+    /// leaving the active state stops the running goals ([`EndReason::Deactivated`]).
+    pub lifecycle: Option<watch::Receiver<PrimaryState>>,
 }
 
 impl std::fmt::Debug for ActionServerOptions {
@@ -74,6 +78,7 @@ impl std::fmt::Debug for ActionServerOptions {
             .field("shutdown_grace", &self.shutdown_grace)
             .field("external", &self.external.is_some())
             .field("client_lost", &self.client_lost.is_some())
+            .field("lifecycle", &self.lifecycle.as_ref().map(|l| *l.borrow()))
             .finish()
     }
 }
@@ -96,6 +101,7 @@ impl Default for ActionServerOptions {
             shutdown_grace: Duration::from_secs(5),
             external: None,
             client_lost: None,
+            lifecycle: None,
         }
     }
 }
@@ -227,6 +233,7 @@ fn stop_message(reason: EndReason) -> &'static str {
         EndReason::Shutdown => "the action server shut down",
         EndReason::HandlerFailed => "the goal handler failed",
         EndReason::ClientLost => "stopped: the node that sent the goal died",
+        EndReason::Deactivated => "stopped: the node was deactivated (lifecycle)",
     }
 }
 
@@ -460,6 +467,7 @@ async fn run<A: RosAction, H: GoalHandler<A>>(
     let mut tasks = JoinSet::new();
     let mut estop = options.estop.clone();
     let mut client_lost = options.client_lost.clone();
+    let mut lifecycle = options.lifecycle.clone();
     let mut seq = 0u64;
     let mut expiry = tokio::time::interval(Duration::from_secs(1).min(options.result_timeout));
     expiry.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -468,8 +476,13 @@ async fn run<A: RosAction, H: GoalHandler<A>>(
             _ = shutdown.cancelled() => break,
             Some(incoming) = goals.recv() => {
                 seq += 1;
-                on_goal(&shared, &handler, &options, estop_engaged(&estop), incoming, seq,
-                        &exec_lock, &mut tasks);
+                let refusal = if estop_engaged(&estop) {
+                    Some("the e-stop is engaged".to_owned())
+                } else {
+                    inactive(&lifecycle)
+                };
+                on_goal(&shared, &handler, &options, refusal, incoming, seq, &exec_lock,
+                        &mut tasks);
             }
             Some(incoming) = cancels.recv() => on_cancel(&shared, incoming),
             Some(incoming) = results.recv() => on_result_request(&shared, incoming),
@@ -483,6 +496,12 @@ async fn run<A: RosAction, H: GoalHandler<A>>(
                 if lost {
                     warn!(action = %name, "the node that sends the goals died: stopping its goals");
                     shared.stop_active(EndReason::ClientLost);
+                }
+            }
+            left = left_active(&mut lifecycle) => {
+                if left {
+                    warn!(action = %name, "the node left the active state: stopping goals");
+                    shared.stop_active(EndReason::Deactivated);
                 }
             }
             _ = expiry.tick() => shared.expire(),
@@ -559,6 +578,29 @@ async fn changed(rx: &mut Option<watch::Receiver<u64>>) -> bool {
     }
 }
 
+/// Why a goal is refused in the node's lifecycle state; `None` when active (or unmanaged).
+fn inactive(lifecycle: &Option<watch::Receiver<PrimaryState>>) -> Option<String> {
+    let state = *lifecycle.as_ref()?.borrow();
+    (state != PrimaryState::Active).then(|| {
+        format!("the node is {state}, not active (lifecycle): `ros2 lifecycle set <node> activate`")
+    })
+}
+
+/// Resolves with `true` when the lifecycle changes to a state other than active (with
+/// `false` on other changes); never when there is none.
+async fn left_active(lifecycle: &mut Option<watch::Receiver<PrimaryState>>) -> bool {
+    match lifecycle {
+        Some(rx) => match rx.changed().await {
+            Ok(()) => *rx.borrow_and_update() != PrimaryState::Active,
+            Err(_) => {
+                *lifecycle = None;
+                std::future::pending().await
+            }
+        },
+        None => std::future::pending().await,
+    }
+}
+
 fn estop_engaged(estop: &Option<watch::Receiver<bool>>) -> bool {
     estop.as_ref().is_some_and(|rx| *rx.borrow())
 }
@@ -582,7 +624,7 @@ fn on_goal<A: RosAction, H: GoalHandler<A>>(
     shared: &Arc<Shared<A>>,
     handler: &Arc<H>,
     options: &ActionServerOptions,
-    estop: bool,
+    refusal: Option<String>,
     incoming: Incoming<GoalRequest<A::Goal>, GoalResponse>,
     seq: u64,
     exec_lock: &Arc<tokio::sync::Mutex<()>>,
@@ -592,8 +634,8 @@ fn on_goal<A: RosAction, H: GoalHandler<A>>(
     let GoalRequest { goal_id, goal } = request;
     let rejection = if shared.lock().contains_key(&goal_id) {
         Some("a goal with this id already exists".to_string())
-    } else if estop {
-        Some("the e-stop is engaged".to_string())
+    } else if refusal.is_some() {
+        refusal
     } else if let Err(reason) = handler.validate(&goal) {
         Some(reason)
     } else {

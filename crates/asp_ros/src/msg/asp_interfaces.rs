@@ -77,7 +77,8 @@ crate::ros_action! {
             EndReason::Preempted
             | EndReason::Canceled
             | EndReason::EStop
-            | EndReason::ClientLost => FailureKind::Cancelled,
+            | EndReason::ClientLost
+            | EndReason::Deactivated => FailureKind::Cancelled,
             EndReason::Shutdown | EndReason::HandlerFailed => FailureKind::Internal,
         };
         ExecuteGoalActionResult {
@@ -356,9 +357,11 @@ crate::ros_service! {
 fn stopped_failure(reason: crate::msg::EndReason, message: &str) -> Failure {
     use crate::msg::EndReason;
     let kind = match reason {
-        EndReason::Preempted | EndReason::Canceled | EndReason::EStop | EndReason::ClientLost => {
-            FailureKind::Cancelled
-        }
+        EndReason::Preempted
+        | EndReason::Canceled
+        | EndReason::EStop
+        | EndReason::ClientLost
+        | EndReason::Deactivated => FailureKind::Cancelled,
         EndReason::Shutdown | EndReason::HandlerFailed => FailureKind::Internal,
     };
     Failure {
@@ -508,6 +511,9 @@ pub mod goal_refused {
     /// not come back within `common.supervision.node_wait_s`, or while the goal ran,
     /// which then ended with the robot's motion cancelled. The message names the node.
     pub const NODE_DOWN: u16 = 25;
+    /// agent_node is not active (REP-2006 lifecycle): at acceptance, or mid-goal when it
+    /// was deactivated, which ends the goal and cancels the robot's motion.
+    pub const INACTIVE: u16 = 26;
 }
 
 /// The failure kind of an ExecuteGoal `error_code`; `None` for 0 (success) and unknown

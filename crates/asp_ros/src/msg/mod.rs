@@ -19,6 +19,7 @@ pub mod bond;
 pub mod builtin_interfaces;
 pub mod control_msgs;
 pub mod geometry_msgs;
+pub mod lifecycle_msgs;
 pub mod moveit_msgs;
 pub mod nav2_msgs;
 pub mod nav_msgs;
@@ -369,6 +370,9 @@ pub enum EndReason {
     /// The node that sends the goals stopped (its heartbeat): nobody supervises the
     /// goal any more (ABORTED).
     ClientLost,
+    /// The node was deactivated (REP-2006 lifecycle): it holds until activated again
+    /// (ABORTED).
+    Deactivated,
 }
 
 /// A ROS 2 action type.
@@ -553,6 +557,7 @@ pub fn registry() -> Vec<TypeInfo> {
     builtin_interfaces::register(&mut out);
     control_msgs::register(&mut out);
     geometry_msgs::register(&mut out);
+    lifecycle_msgs::register(&mut out);
     moveit_msgs::register(&mut out);
     nav2_msgs::register(&mut out);
     nav_msgs::register(&mut out);

@@ -89,7 +89,8 @@ crate::ros_action! {
             EndReason::EStop
             | EndReason::Shutdown
             | EndReason::HandlerFailed
-            | EndReason::ClientLost => UNKNOWN_ERROR,
+            | EndReason::ClientLost
+            | EndReason::Deactivated => UNKNOWN_ERROR,
         };
         NavigateToPoseResult::with_error(code, message)
     }
