@@ -3,6 +3,8 @@
 
 use std::future::Future;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use asp_config::LoadedConfig;
 use asp_ros::Transport;
@@ -14,6 +16,32 @@ use crate::args::NodeArgs;
 pub const EXIT_USAGE: u8 = 64;
 /// Exit status for bad configuration (sysexits' EX_CONFIG).
 pub const EXIT_CONFIG: u8 = 78;
+/// Exit status of a node that did not start serving within
+/// `common.supervision.start_timeout_s` (sysexits' EX_TEMPFAIL: try again).
+pub const EXIT_START_TIMEOUT: u8 = 75;
+
+/// Ends the process with [`EXIT_START_TIMEOUT`] unless `started` is set within
+/// `timeout`. An OS thread, not a task: what hangs a start may block the runtime.
+fn start_watchdog(name: &str, timeout: std::time::Duration, started: Arc<AtomicBool>) {
+    let owned = name.to_owned();
+    let spawned = std::thread::Builder::new()
+        .name("start-watchdog".into())
+        .spawn(move || {
+            std::thread::sleep(timeout);
+            if !started.load(Ordering::SeqCst) {
+                let name = owned;
+                error!(
+                    "{name} did not start serving within {:.0} s \
+                     (common.supervision.start_timeout_s): exiting so that it is started again",
+                    timeout.as_secs_f64()
+                );
+                std::process::exit(i32::from(EXIT_START_TIMEOUT));
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("{name}: no start watchdog: {e}");
+    }
+}
 
 /// Resolves on SIGINT or SIGTERM.
 pub async fn shutdown_signal() {
@@ -75,6 +103,12 @@ where
             return ExitCode::FAILURE;
         }
     };
+    let started = Arc::new(AtomicBool::new(false));
+    start_watchdog(
+        name,
+        std::time::Duration::from_secs_f64(cfg.config.common.supervision.start_timeout_s),
+        started.clone(),
+    );
     runtime.block_on(async move {
         let transport = match Transport::from_config(&cfg.config.common.transport) {
             Ok(t) => t,
@@ -89,13 +123,20 @@ where
             mapping = ?transport.settings().service_mapping,
             "starting"
         );
-        let running = match start(cfg, transport, args).await {
-            Ok(h) => h,
-            Err(e) => {
-                error!("{name} could not start: {e}");
-                return ExitCode::FAILURE;
+        let running = tokio::select! {
+            r = start(cfg, transport, args) => match r {
+                Ok(h) => h,
+                Err(e) => {
+                    error!("{name} could not start: {e}");
+                    return ExitCode::FAILURE;
+                }
+            },
+            () = shutdown_signal() => {
+                info!(node = name, "stopped while starting");
+                return ExitCode::SUCCESS;
             }
         };
+        started.store(true, Ordering::SeqCst);
         shutdown_signal().await;
         info!(node = name, "shutting down");
         drop(running);

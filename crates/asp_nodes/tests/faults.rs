@@ -334,3 +334,56 @@ async fn every_node_killed_mid_goal_ends_it_cleanly_and_the_graph_recovers() {
     }
     assert!(report.first_exit.is_none(), "{report:?}");
 }
+
+/// A node binary that does not start serving within `common.supervision.start_timeout_s`
+/// exits with status 75 (EX_TEMPFAIL), naming the setting, so that the launcher starts
+/// it again instead of keeping a node that never serves. agent_node's start is held
+/// here by the e-stop settle (30 s, nobody publishing the stop) past a 1 s timeout.
+#[test]
+fn a_node_that_does_not_start_serving_in_time_exits_to_be_started_again() {
+    let data = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(launched::bin_dir().join("agent_node"))
+        .args([
+            "--config-dir".to_owned(),
+            common::config_dir().display().to_string(),
+            "--set".to_owned(),
+            format!("/**.paths.data_dir={}", data.path().display()),
+            "--set".to_owned(),
+            "/**.supervision.start_timeout_s=1".to_owned(),
+            "--set".to_owned(),
+            "/**.safety.estop_settle_s=30".to_owned(),
+        ])
+        .env("ROS_DOMAIN_ID", common::fresh_domain().to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let log = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut s).unwrap();
+        s
+    });
+    let deadline = std::time::Instant::now() + HANG_GUARD;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("agent_node neither started nor exited");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let log = log.join().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(i32::from(asp_nodes::run::EXIT_START_TIMEOUT)),
+        "{log}"
+    );
+    assert!(
+        log.contains("did not start serving within 1 s")
+            && log.contains("common.supervision.start_timeout_s"),
+        "{log}"
+    );
+}

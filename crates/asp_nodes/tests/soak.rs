@@ -56,11 +56,11 @@ fn memory(launcher: &Launcher) -> BTreeMap<String, f64> {
         .collect()
 }
 
-// Not flat yet: 1,000 goals measured 13.7 MiB per 100 goals after the warm-up, most of
-// it object_map_node and skill_executor_node (5.5 each; README, Results). It also takes
-// ~8 min. Run it with `cargo test --release -p asp_nodes --test soak -- --ignored
+// Not flat yet: with the launcher's malloc setting (MALLOC_MMAP_THRESHOLD), 500 goals
+// measured 8.8 MiB per 100 goals after the warm-up, 5.4 of it object_map_node (README,
+// Results). It also takes ~8 min for 1,000 goals. Run it with `cargo test --release -p asp_nodes --test soak -- --ignored
 // --nocapture`.
-#[ignore = "memory still grows (13.7 MiB per 100 goals, see the README); run with --ignored"]
+#[ignore = "memory still grows (8.8 MiB per 100 goals, see the README); run with --ignored"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_goals_leave_memory_flat() {
     let goals: usize = std::env::var("ASP_SOAK_GOALS")

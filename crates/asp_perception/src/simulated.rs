@@ -270,7 +270,10 @@ impl Segmenter for SimulatedSegmenter {
 }
 
 /// Caches text embeddings of descriptions (the simulated models embed the same few
-/// descriptions over and over).
+/// descriptions over and over). Bounded: past [`TEXT_CACHE_ENTRIES`] it starts again,
+/// so a node that runs all day does not keep every description it ever saw.
+const TEXT_CACHE_ENTRIES: usize = 4096;
+
 #[derive(Clone)]
 struct TextCache {
     text: Arc<dyn TextEmbedder>,
@@ -293,6 +296,9 @@ impl TextCache {
         }
         let v = self.text.embed_text(s)?;
         if let Ok(mut cache) = self.cache.lock() {
+            if cache.len() >= TEXT_CACHE_ENTRIES {
+                cache.clear();
+            }
             cache.insert(s.to_owned(), v.clone());
         }
         Ok(v)

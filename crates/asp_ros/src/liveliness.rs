@@ -184,6 +184,12 @@ impl std::fmt::Debug for LivelinessMonitor {
 struct Watch {
     timeout: Duration,
     peers: BTreeMap<String, (Peer, Option<Instant>)>,
+    /// The instance each node had before its last restart: one that beats again was not
+    /// a restart but a second process under the same name.
+    replaced: BTreeMap<String, String>,
+    /// Nodes two processes claim (another graph on the same domain): their beats keep
+    /// them alive, whichever instance sends them, and they are not taken for restarts.
+    duplicated: BTreeMap<String, Vec<String>>,
 }
 
 impl Watch {
@@ -194,6 +200,8 @@ impl Watch {
                 .iter()
                 .map(|n| (n.clone(), (Peer::Unheard, None)))
                 .collect(),
+            replaced: BTreeMap::new(),
+            duplicated: BTreeMap::new(),
         }
     }
 
@@ -204,6 +212,50 @@ impl Watch {
         };
         let node = beat.id.clone();
         let mut out = Vec::new();
+        if matches!(peer, Peer::Alive { .. })
+            && let Some(instances) = self.duplicated.get_mut(&node)
+        {
+            if beat.active {
+                if !instances.contains(&beat.instance_id) {
+                    instances.push(beat.instance_id.clone());
+                }
+                *seen = Some(now);
+                return out;
+            }
+            // one of them says goodbye: the other still holds the name
+            instances.retain(|i| *i != beat.instance_id);
+            match &instances[..] {
+                [] => {
+                    self.duplicated.remove(&node);
+                }
+                [remaining] => {
+                    *peer = Peer::Alive {
+                        instance: remaining.clone(),
+                    };
+                    self.duplicated.remove(&node);
+                    return out;
+                }
+                _ => return out,
+            }
+        } else if let Peer::Alive { instance } = &*peer
+            && beat.active
+            && *instance != beat.instance_id
+            && self.replaced.get(&node) == Some(&beat.instance_id)
+        {
+            // the "restarted" instance beats again: two processes share the name
+            warn!(
+                node = %node,
+                "two processes claim this node name (instances {instance} and {}): is another \
+                 graph running on this ROS_DOMAIN_ID? Their heartbeats are no longer told apart",
+                beat.instance_id
+            );
+            self.duplicated.insert(
+                node.clone(),
+                vec![instance.clone(), beat.instance_id.clone()],
+            );
+            *seen = Some(now);
+            return out;
+        }
         match (&*peer, beat.active) {
             (Peer::Alive { .. }, false) => {
                 *peer = Peer::Lost {
@@ -218,6 +270,7 @@ impl Watch {
             (_, false) => {}
             (Peer::Alive { instance }, true) if *instance != beat.instance_id => {
                 // it died and came back between two checks: the old one is lost
+                self.replaced.insert(node.clone(), instance.clone());
                 out.push(PeerEvent::Lost {
                     node: node.clone(),
                     why: format!(
@@ -434,5 +487,41 @@ mod tests {
             "{restarted:?}"
         );
         assert!(missing(&w.snapshot()).is_empty());
+    }
+
+    #[test]
+    fn two_processes_under_one_name_are_said_once_not_taken_for_restarts() {
+        let t0 = Instant::now();
+        let ms = |n: u64| t0 + Duration::from_millis(n);
+        let mut w = Watch::new(&["a".into()], Duration::from_millis(1500));
+        w.heard(&beat("a", "1", true), t0);
+        // the second process's first beat looks like a restart…
+        let first = w.heard(&beat("a", "2", true), ms(100));
+        assert!(matches!(
+            &first[..],
+            [PeerEvent::Lost { .. }, PeerEvent::Up { .. }]
+        ));
+        // …until the first one beats again: from then on, no more events either way
+        for i in 0..20 {
+            let instance = if i % 2 == 0 { "1" } else { "2" };
+            let events = w.heard(&beat("a", instance, true), ms(200 + 100 * i));
+            assert!(events.is_empty(), "beat {i}: {events:?}");
+        }
+        assert!(w.check(ms(2000)).is_empty());
+        // either one keeps it alive; silence is still a loss
+        w.heard(&beat("a", "2", true), ms(3000));
+        assert!(w.check(ms(4000)).is_empty());
+        assert!(matches!(&w.check(ms(5000))[..], [PeerEvent::Lost { .. }]));
+        // one of them stops cleanly: the other still holds the name
+        w.heard(&beat("a", "1", true), ms(5100));
+        w.heard(&beat("a", "2", true), ms(5200));
+        assert!(w.heard(&beat("a", "1", false), ms(5300)).is_empty());
+        assert!(w.heard(&beat("a", "2", true), ms(5400)).is_empty());
+        // a real restart is still one (a new instance, the old one silent)
+        let mut r = Watch::new(&["b".into()], Duration::from_millis(1500));
+        r.heard(&beat("b", "1", true), t0);
+        assert_eq!(r.heard(&beat("b", "2", true), ms(100)).len(), 2);
+        assert!(r.heard(&beat("b", "2", true), ms(200)).is_empty());
+        assert_eq!(r.heard(&beat("b", "3", true), ms(300)).len(), 2);
     }
 }

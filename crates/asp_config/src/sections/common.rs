@@ -321,6 +321,11 @@ pub struct SupervisionConfig {
     /// `ros2 lifecycle set <node> activate` (after `configure` from unconfigured).
     #[garde(skip)]
     pub initial_state: LifecycleStart,
+    /// Seconds a node binary may take to start serving; past it the process exits with
+    /// status 75 (EX_TEMPFAIL) so that `asp launch` starts it again, instead of a node
+    /// that never serves. Default 120.
+    #[garde(range(min = 1.0, max = 3600.0))]
+    pub start_timeout_s: f64,
 }
 
 /// The lifecycle state nodes start in (`common.supervision.initial_state`).
@@ -356,6 +361,7 @@ impl Default for SupervisionConfig {
             respawn_delay_s: 1.0,
             max_respawns: 5,
             initial_state: LifecycleStart::Active,
+            start_timeout_s: 120.0,
         }
     }
 }

@@ -4,8 +4,12 @@
 
 use asp_nodes::launch::LaunchTarget;
 
-/// The folder of this package's node binaries.
+/// The folder of this package's node binaries; `ASP_PROFILE_BIN_DIR` names another
+/// (wrappers that run some nodes under heaptrack, say, to find what the soak retains).
 pub fn bin_dir() -> std::path::PathBuf {
+    if let Ok(d) = std::env::var("ASP_PROFILE_BIN_DIR") {
+        return d.into();
+    }
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_agent_node"))
         .parent()
         .unwrap()
