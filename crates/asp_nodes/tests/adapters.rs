@@ -322,23 +322,6 @@ async fn the_estop_topic_aborts_a_skill_and_refuses_new_ones_until_released() {
     assert_eq!(skill.calls.load(Ordering::SeqCst), 2);
 }
 
-/// `ros2 lifecycle set <node> <transition>`: by label, the id left 0 as the CLI's
-/// service call does.
-async fn lifecycle_set(me: &Node, node: &str, label: &str) -> bool {
-    use asp_ros::msg::lifecycle_msgs::{ChangeState, ChangeStateRequest, Transition};
-    me.client::<ChangeState>(&format!("{node}/change_state"))
-        .unwrap()
-        .call(ChangeStateRequest {
-            transition: Transition {
-                id: 0,
-                label: label.into(),
-            },
-        })
-        .await
-        .unwrap()
-        .success
-}
-
 /// REP-2006: deactivating the skill executor stops its running skill and holds motion
 /// (the latch the arm and gripper clients stop on) without the e-stop topic saying
 /// anything; it refuses skills until activated; each step is announced.
@@ -386,9 +369,9 @@ async fn deactivating_the_skill_executor_stops_its_skill_and_holds_motion_until_
         .await
         .unwrap();
     // not available while active: refused, nothing changes
-    assert!(!lifecycle_set(&me, "/skill_executor", "configure").await);
+    assert!(!common::lifecycle_set(&me, "/skill_executor", "configure").await);
     assert_eq!(lifecycle.current(), PrimaryState::Active);
-    assert!(lifecycle_set(&me, "/skill_executor", "deactivate").await);
+    assert!(common::lifecycle_set(&me, "/skill_executor", "deactivate").await);
     let reply = tokio::time::timeout(WAIT, running).await.unwrap().unwrap();
     assert!(!reply.succeeded);
     assert_eq!(
@@ -439,7 +422,7 @@ async fn deactivating_the_skill_executor_stops_its_skill_and_holds_motion_until_
     assert_eq!(skill.calls.load(Ordering::SeqCst), 1);
 
     // activated: the latch is released and skills are taken again
-    assert!(lifecycle_set(&me, "/skill_executor", "activate").await);
+    assert!(common::lifecycle_set(&me, "/skill_executor", "activate").await);
     let held = estop.listener();
     tokio::time::timeout(WAIT, async {
         while held.is_engaged() {

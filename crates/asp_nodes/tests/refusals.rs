@@ -606,22 +606,6 @@ async fn a_goal_ends_naming_the_node_that_died_under_it() {
     );
 }
 
-/// `ros2 lifecycle set /agent_node <label>` (the id left 0, as the CLI's call does).
-async fn lifecycle_set(me: &Node, label: &str) -> bool {
-    use asp_ros::msg::lifecycle_msgs::{ChangeState, ChangeStateRequest, Transition};
-    me.client::<ChangeState>("/agent_node/change_state")
-        .unwrap()
-        .call(ChangeStateRequest {
-            transition: Transition {
-                id: 0,
-                label: label.into(),
-            },
-        })
-        .await
-        .unwrap()
-        .success
-}
-
 /// REP-2006 on agent_node: deactivating it ends the running goal at once with code 26
 /// (its robot motion cancelled, as for a dead node); goals are refused with code 26,
 /// from the service and the action, naming how to activate it; `ready` says false;
@@ -646,8 +630,11 @@ async fn a_deactivated_agent_ends_its_goal_and_refuses_goals_until_activated() {
     });
     // running: in its first tool call, waiting for a map that never comes
     assert_eq!(lone.calls.recv().await.unwrap(), "srv-1");
-    assert!(!lifecycle_set(&me, "activate").await, "already active");
-    assert!(lifecycle_set(&me, "deactivate").await);
+    assert!(
+        !common::lifecycle_set(&me, "/agent_node", "activate").await,
+        "already active"
+    );
+    assert!(common::lifecycle_set(&me, "/agent_node", "deactivate").await);
     let answer = call.await.unwrap();
     assert!(!answer.success);
     assert_eq!(answer.error_code, goal_refused::INACTIVE, "{answer:?}");
@@ -681,7 +668,7 @@ async fn a_deactivated_agent_ends_its_goal_and_refuses_goals_until_activated() {
     assert_eq!(result.error_code, goal_refused::INACTIVE);
     assert!(!*lone.agent.ready().borrow());
 
-    assert!(lifecycle_set(&me, "activate").await);
+    assert!(common::lifecycle_set(&me, "/agent_node", "activate").await);
     let r = service
         .call(ExecuteGoalRequest {
             goal: "hello there".into(),

@@ -44,3 +44,20 @@ pub fn dds_settings(
         call_timeout: std::time::Duration::from_secs(150),
     }
 }
+
+/// `ros2 lifecycle set <node> <label>`: the transition by label, its id left 0 as the
+/// CLI's service call leaves it; whether the node made it.
+pub async fn lifecycle_set(me: &asp_ros::Node, node: &str, label: &str) -> bool {
+    use asp_ros::msg::lifecycle_msgs::{ChangeState, ChangeStateRequest, Transition};
+    me.client::<ChangeState>(&format!("{node}/change_state"))
+        .unwrap()
+        .call(ChangeStateRequest {
+            transition: Transition {
+                id: 0,
+                label: label.into(),
+            },
+        })
+        .await
+        .unwrap()
+        .success
+}
