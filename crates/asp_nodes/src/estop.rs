@@ -82,10 +82,14 @@ impl EStopBinding {
         let (tx, rx) = watch::channel(false);
         let (settled_tx, settled) = watch::channel(false);
         let name = topic.to_owned();
+        let e = estop.clone();
         let task = tokio::spawn(async move {
             let follow = |engaged: bool| {
                 if engaged {
                     warn!(topic = %name, "e-stop engaged: motion stops, new goals are refused");
+                    // at once, before anyone hears of it; a release goes through
+                    // `hold_motion`, which also weighs the lifecycle
+                    e.set(true);
                 } else if *tx.borrow() {
                     info!(topic = %name, "e-stop released");
                 }
