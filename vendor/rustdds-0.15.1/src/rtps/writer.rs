@@ -1664,13 +1664,19 @@ impl Writer {
   ) {
     let first_keeper = if !self.like_stateless {
       // Regular stateful writer behavior
-      // All readers have acked up to this point (SequenceNumber)
+      // All reliable readers have acked up to this point (SequenceNumber). A
+      // best-effort reader never acks, and with no reliable reader nothing waits
+      // for an ack: then everything written counts as acked and only the History
+      // depth is kept (ASP patch: before, a best-effort reader or no reader at all
+      // pinned this at zero and the Writer kept every sample up to the 8192
+      // backstop, e.g. a /rosout publisher nobody subscribed to).
       let acked_by_all_readers = self
         .readers
         .values()
+        .filter(|rp| rp.qos().is_reliable())
         .map(RtpsReaderProxy::acked_up_to_before)
         .min()
-        .unwrap_or_else(SequenceNumber::zero);
+        .unwrap_or_else(|| self.send_buffer.last_change_sequence_number().plus_1());
       // If all readers have acked all up to before 5, and depth is 5, we need
       // to keep samples 0..4, i.e. from acked_up_to_before - depth .
       let depth_keeper = if let Some(depth) = depth {

@@ -1,0 +1,100 @@
+//! A latched (reliable, transient-local) publisher keeps only its History depth once
+//! nothing waits for an ack: with no subscriber at all (a node's `/rosout`, depth 1,000,
+//! that nobody echoes), and with only a best-effort subscriber (RViz or a sensor-QoS
+//! subscription). Before the vendored RustDDS fix (`vendor/README.md`) it kept every
+//! sample up to 8,192 of them: each node's memory grew with every log line for as long
+//! as it ran. (A volatile one was already trimmed as it wrote.)
+//!
+//! Memory is read as the bytes malloc has handed out (`mallinfo2`), not the resident
+//! size, which freed memory the allocator keeps would blur. One test in this file: it
+//! owns the process's heap figure.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use asp_ros::msg::std_msgs;
+use asp_ros::transport::ServiceMapping;
+use asp_ros::{Qos, Transport};
+
+/// Samples published per phase, each [`PAYLOAD`] bytes: 64 MiB a phase.
+const SAMPLES: usize = 256;
+const PAYLOAD: usize = 256 * 1024;
+/// What the process may hold over its starting heap once the Writer cleaned up: the
+/// subscriber's topic cache (RustDDS keeps up to 64 samples, 16 MiB here) and slack.
+/// Keeping every sample would be 64 MiB a phase.
+const HELD_MAX: usize = 32 * 1024 * 1024;
+/// The Writer cleans its history every 6 s; this only stops a hung test.
+const BOUND: Duration = Duration::from_secs(90);
+
+/// Bytes allocated through malloc and still in use.
+#[allow(unsafe_code)] // the one FFI call; the workspace denies unsafe code elsewhere
+fn heap_in_use() -> usize {
+    // SAFETY: mallinfo2 only reads the allocator's counters.
+    let m = unsafe { libc::mallinfo2() };
+    m.uordblks + m.hblkhd
+}
+
+/// Latched: reliable, transient local, depth 1.
+fn publisher(node: &asp_ros::Node, topic: &str) -> asp_ros::transport::Publisher<std_msgs::String> {
+    node.publisher(topic, Qos::latched()).unwrap()
+}
+
+/// Publishes the phase's samples on `p`, then waits until the heap is back under the
+/// bound over `base`.
+async fn publish_then_settle(
+    p: &asp_ros::transport::Publisher<std_msgs::String>,
+    base: usize,
+    what: &str,
+) {
+    let payload = "x".repeat(PAYLOAD);
+    for _ in 0..SAMPLES {
+        p.publish(std_msgs::String {
+            data: payload.clone(),
+        })
+        .unwrap();
+    }
+    let published = heap_in_use().saturating_sub(base);
+    let start = Instant::now();
+    loop {
+        let held = heap_in_use().saturating_sub(base);
+        if held < HELD_MAX {
+            break;
+        }
+        assert!(
+            start.elapsed() < BOUND,
+            "{what}: the publisher still holds {} MiB over the start {} s after \
+             publishing {} MiB (right after publishing: {} MiB)",
+            held >> 20,
+            BOUND.as_secs(),
+            (SAMPLES * PAYLOAD) >> 20,
+            published >> 20
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_latched_writer_keeps_its_depth_when_no_reader_acks() {
+    let domain = common::fresh_domain();
+    let t = Transport::dds(common::settings(domain, ServiceMapping::FastDds)).unwrap();
+    let node = t.node("writer_history").unwrap();
+    let unread = publisher(&node, "/wh/unread");
+    let base = heap_in_use();
+    publish_then_settle(&unread, base, "no subscriber").await;
+
+    // a second participant subscribes best-effort, as a sensor-QoS subscriber does
+    let other = Transport::dds(common::settings(domain, ServiceMapping::FastDds)).unwrap();
+    let sub_node = other.node("best_effort_reader").unwrap();
+    let _sub = sub_node
+        .subscribe::<std_msgs::String>("/wh/sensor", Qos::sensor())
+        .unwrap();
+    let p = publisher(&node, "/wh/sensor");
+    tokio::time::timeout(BOUND, p.wait_for_subscribers())
+        .await
+        .expect("the best-effort subscriber never matched")
+        .unwrap();
+    let base = heap_in_use();
+    publish_then_settle(&p, base, "a best-effort subscriber").await;
+}
