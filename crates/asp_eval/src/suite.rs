@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 
 use asp_config::{ConfigLoader, LoadedConfig};
-use asp_sim::scenario::{Scenario, Study};
+use asp_sim::scenario::{RobotStart, Scenario, Study};
 use serde::{Deserialize, Serialize};
 use serde_yaml_ng::{Mapping, Value};
 
@@ -29,6 +29,10 @@ pub struct SuiteSpec {
     pub name: String,
     #[serde(default)]
     pub description: String,
+    /// Where the robot starts in every scenario, instead of each scenario's own
+    /// `robot` (the default world's suite starts where `asp run` does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<RobotStart>,
     /// Scenario files, relative to the config folder.
     pub scenarios: Vec<String>,
     /// Overrides for every scenario, in file order: `node.key: value`.
@@ -157,6 +161,7 @@ impl Suite {
         let spec = SuiteSpec {
             name: scenario.spec.name.clone(),
             description: format!("the single scenario {}", file.display()),
+            start: None,
             scenarios: vec![file.display().to_string()],
             parameters,
         };
@@ -182,6 +187,20 @@ impl Suite {
                 "a suite needs at least one scenario file",
             ));
         }
+        if let Some(start) = &spec.start {
+            let finite = start
+                .base
+                .iter()
+                .chain([&start.heading_deg])
+                .all(|v| v.is_finite());
+            if !finite {
+                return Err(EvalError::suite(
+                    file,
+                    "start",
+                    format!("base pose must be finite, got {start:?}"),
+                ));
+            }
+        }
         let root = config_root_of(file);
         let mut scenarios = Vec::with_capacity(spec.scenarios.len());
         for (i, entry) in spec.scenarios.iter().enumerate() {
@@ -197,8 +216,11 @@ impl Suite {
                     format!("no scenario file {}", path.display()),
                 ));
             }
-            let sc =
+            let mut sc =
                 Scenario::load(&path).map_err(|e| EvalError::suite(file, &at, e.to_string()))?;
+            if let Some(start) = &spec.start {
+                sc.spec.robot = start.clone();
+            }
             if scenarios
                 .iter()
                 .any(|s: &Scenario| s.spec.name == sc.spec.name)

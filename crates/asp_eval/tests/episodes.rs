@@ -19,6 +19,7 @@ fn config_dir() -> PathBuf {
 
 fn suite(scenarios: &[&str]) -> Suite {
     let spec = SuiteSpec {
+        start: None,
         name: "small".into(),
         description: "test suite".into(),
         scenarios: scenarios

@@ -42,21 +42,37 @@ fn every_suite_file_loads_with_its_scenarios_and_parameters() {
         let cfg = suite
             .config(&config_dir(), &[])
             .unwrap_or_else(|e| panic!("{e}"));
-        let mobile = cfg.config.agent_node.mobile;
-        for sc in &suite.scenarios {
-            let study = serde_json::to_value(sc.spec.study).unwrap();
-            assert_eq!(
-                study,
-                serde_json::json!(name),
-                "{} in suite {name}",
-                sc.spec.name
-            );
-            assert_eq!(
-                mobile,
-                name == "mobile",
-                "agent_node.mobile in suite {name}"
-            );
+        // only the tabletop suite keeps the base still
+        assert_eq!(
+            cfg.config.agent_node.mobile,
+            name != "tabletop",
+            "agent_node.mobile in suite {name}"
+        );
+        // a suite named after a study holds that study's scenarios
+        if name == "tabletop" || name == "mobile" {
+            for sc in &suite.scenarios {
+                let study = serde_json::to_value(sc.spec.study).unwrap();
+                assert_eq!(
+                    study,
+                    serde_json::json!(name),
+                    "{} in suite {name}",
+                    sc.spec.name
+                );
+            }
         }
+    }
+    // the default world's suite: the tabletop tasks, every one from where `asp run` starts
+    let default_world = Suite::load(resolve("default_world", &config_dir()).unwrap()).unwrap();
+    let cfg = default_world.config(&config_dir(), &[]).unwrap();
+    let [x, y, heading] = cfg.config.sim_node.start_pose;
+    for sc in &default_world.scenarios {
+        let r = &sc.spec.robot;
+        assert_eq!(
+            (r.base[0], r.base[1], r.heading_deg),
+            (x, y, heading),
+            "{} starts at sim_node.start_pose",
+            sc.spec.name
+        );
     }
     let tabletop = Suite::load(resolve("tabletop", &config_dir()).unwrap()).unwrap();
     let on_disk = std::fs::read_dir(config_dir().join("scenarios/tabletop"))
@@ -66,6 +82,10 @@ fn every_suite_file_loads_with_its_scenarios_and_parameters() {
         tabletop.scenarios.len(),
         on_disk,
         "every tabletop scenario is in the suite"
+    );
+    assert_eq!(
+        default_world.spec.scenarios, tabletop.spec.scenarios,
+        "the default world's suite walks every tabletop task"
     );
     // the caller's overrides win over the suite's
     let mobile = Suite::load(resolve("mobile", &config_dir()).unwrap()).unwrap();
@@ -81,7 +101,10 @@ fn an_unknown_suite_name_lists_the_known_ones() {
     assert!(matches!(e, EvalError::UnknownSuite { .. }), "{e:?}");
     let msg = e.to_string();
     assert!(msg.contains("tabeltop"), "{msg}");
-    assert!(msg.contains("known suites: mobile, tabletop"), "{msg}");
+    assert!(
+        msg.contains("known suites: default_world, mobile, tabletop"),
+        "{msg}"
+    );
 }
 
 #[test]
