@@ -169,7 +169,9 @@ async fn a_thousand_goals_leave_memory_flat() {
         ("hello there", false, Some(goal_refused::NO_VERB)),
         ("fold the laundry", false, Some(goal_refused::UNSUPPORTED)),
     ];
-    let mut before: Option<(usize, BTreeMap<String, f64>, (u32, u32))> = None;
+    // after the warm-up: the goal, every node's memory, the map's (objects, points)
+    type Reading = (usize, BTreeMap<String, f64>, (u32, u32));
+    let mut before: Option<Reading> = None;
     let began = Instant::now();
     let (mut succeeded, mut by_service) = (0, 0);
     for i in 0..goals {
