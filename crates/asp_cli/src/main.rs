@@ -171,12 +171,16 @@ enum BenchTarget {
 struct BenchArgs {
     #[arg(value_enum, default_value = "all")]
     target: BenchTarget,
-    /// `plan`: only this split of the corpus (dev or test)
+    /// `plan`: only this split of the corpus (dev, test, test2, …)
     #[arg(long)]
     split: Option<String>,
-    /// `plan`: misses listed per split
+    /// `plan`: misses listed for the dev split
     #[arg(long, default_value_t = 20)]
     misses: usize,
+    /// `plan`: list the held-out splits' misses as well. Read them and the split can no
+    /// longer tell whether the grammar generalises (config/goals/README.md)
+    #[arg(long)]
+    held_out_misses: bool,
     /// `plan`: write every goal's result as JSON here
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -317,7 +321,7 @@ fn bench(global: &GlobalArgs, args: &BenchArgs) -> ExitCode {
             let mut code = with_config(global, |cfg| tools::map_quality_report(cfg, None));
             if matches!(args.target, BenchTarget::All) {
                 let plan = with_config(global, |cfg| {
-                    plan_bench::plan_report(cfg, None, args.misses, None)
+                    plan_bench::plan_report(cfg, None, args.misses, false, None)
                 });
                 if plan != ExitCode::SUCCESS {
                     code = plan;
@@ -335,6 +339,7 @@ fn bench(global: &GlobalArgs, args: &BenchArgs) -> ExitCode {
                 cfg,
                 args.split.as_deref(),
                 args.misses,
+                args.held_out_misses,
                 args.json.as_deref(),
             )
         }),

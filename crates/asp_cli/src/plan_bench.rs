@@ -5,19 +5,20 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use asp_agent::planner::corpus::{SplitScore, grammar_planner, load_corpus, score};
+use asp_agent::planner::corpus::{SplitScore, grammar_planner, is_held_out, load_corpus, score};
 use asp_agent::planner::understand::{GoalGrammar, Understanding};
 use asp_config::LoadedConfig;
 
 use crate::EXIT_CONFIG;
 
 /// Scores the offline goal grammar on the corpus under `cfg`'s `goals/`; `split` limits it
-/// to one split, `misses` is how many misses to list per split, `json` where to write
-/// every goal's result.
+/// to one split, `misses` is how many of the dev split's misses to list (the held-out
+/// splits' only with `held_out_misses`), `json` where to write every goal's result.
 pub fn plan_report(
     cfg: &LoadedConfig,
     split: Option<&str>,
     misses: usize,
+    held_out_misses: bool,
     json: Option<&Path>,
 ) -> ExitCode {
     let dir = cfg.config_dir.join("goals");
@@ -34,9 +35,14 @@ pub fn plan_report(
         .collect();
     if chosen.is_empty() {
         eprintln!(
-            "no split named {:?} in {} (dev, test, test2, test3)",
+            "no split named {:?} in {} (there are: {})",
             split.unwrap_or_default(),
-            dir.display()
+            dir.display(),
+            splits
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         return ExitCode::from(EXIT_CONFIG);
     }
@@ -103,6 +109,10 @@ pub fn plan_report(
             s.split,
             confusion.join(", ")
         );
+        if is_held_out(&s.split) && !held_out_misses {
+            println!("  (a held-out split: its misses are listed only with --held-out-misses)");
+            continue;
+        }
         for g in s.goals.iter().filter(|g| !g.exact).take(misses) {
             println!("  {} [{}] {:?}: {}", g.id, g.category, g.goal, g.difference);
         }

@@ -309,7 +309,7 @@ struct CorpusFile {
 /// A split of the corpus.
 #[derive(Debug, Clone)]
 pub struct Split {
-    /// `dev` or `test` (the file's stem).
+    /// `dev`, `test`, `test2`, … (the file's stem).
     pub name: String,
     pub path: PathBuf,
     pub goals: Vec<CorpusGoal>,
@@ -381,13 +381,39 @@ impl Split {
     }
 }
 
-/// The splits of the corpus in `dir` (`dev.yaml`, `test.yaml`, `test2.yaml`,
-/// `test3.yaml`), in that order.
+/// The splits of the corpus in `dir`: `dev.yaml` first, then every held-out split
+/// (`test.yaml`, `test2.yaml`, …: a file whose stem is `test` and a number or nothing),
+/// in the order of their numbers, so a new held-out split is scored as soon as it is
+/// written.
 pub fn load_corpus(dir: &Path) -> Result<Vec<Split>, CorpusError> {
-    ["dev", "test", "test2", "test3"]
-        .iter()
-        .map(|s| Split::load(&dir.join(format!("{s}.yaml"))))
+    let listing = std::fs::read_dir(dir).map_err(|e| CorpusError {
+        path: dir.display().to_string(),
+        message: format!("cannot list the corpus folder: {e}"),
+    })?;
+    let mut held_out: Vec<(u32, PathBuf)> = listing
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .filter_map(|p| {
+            let stem = p.file_stem()?.to_str()?;
+            let number = stem.strip_prefix("test")?;
+            let n = if number.is_empty() {
+                1
+            } else {
+                number.parse().ok()?
+            };
+            Some((n, p))
+        })
+        .collect();
+    held_out.sort();
+    std::iter::once(dir.join("dev.yaml"))
+        .chain(held_out.into_iter().map(|(_, p)| p))
+        .map(|p| Split::load(&p))
         .collect()
+}
+
+/// Whether a split is held out (never read to tune the grammar): every split but `dev`.
+pub fn is_held_out(split: &str) -> bool {
+    split != "dev"
 }
 
 /// Whether `got` is exactly `expected`; otherwise what differs first.
@@ -604,5 +630,32 @@ goals:
         assert!(
             split("goals:\n  - {id: x, goal: g, category: nonsense, refuse: no_verb}\n").is_err()
         );
+    }
+
+    #[test]
+    fn held_out_splits_are_found_by_name_and_ordered_by_number() {
+        let dir = std::env::temp_dir().join(format!("asp-corpus-dir-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let one = |id: &str| {
+            format!("goals:\n  - {{id: {id}, goal: g, category: polite, refuse: no_verb}}\n")
+        };
+        for (file, id) in [
+            ("dev.yaml", "d"),
+            ("test10.yaml", "t10"),
+            ("test2.yaml", "t2"),
+            ("test.yaml", "t"),
+            ("testing.yaml", "no"),
+            ("notes.yaml", "no"),
+        ] {
+            std::fs::write(dir.join(file), one(id)).unwrap();
+        }
+        let names: Vec<_> = load_corpus(&dir)
+            .unwrap()
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        assert_eq!(names, ["dev", "test", "test2", "test10"]);
+        assert!(!is_held_out("dev") && is_held_out("test10"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
