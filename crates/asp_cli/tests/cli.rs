@@ -378,6 +378,14 @@ fn bench_plan_scores_the_goal_corpus_per_split_and_category() {
     let (code, _, err) = asp(&["bench", "plan", "--split", "nope"]);
     assert_eq!(code, 78);
     assert!(err.contains("no split named \"nope\""), "{err}");
+    assert!(err.contains("there are: dev, test, test2"), "{err}");
+    // every split scored, the held-out ones without their misses
+    let (code, out, err) = asp(&["bench", "plan", "--misses", "5"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("| category | dev | test | test2 |"), "{out}");
+    assert!(out.contains("listed only with --held-out-misses"), "{out}");
+    let listed: Vec<&str> = out.lines().filter(|l| l.starts_with("  test")).collect();
+    assert!(listed.is_empty(), "held-out misses listed: {listed:?}");
 }
 
 #[test]
@@ -398,6 +406,48 @@ fn understand_shows_the_structured_plan_or_why_not() {
     let (code, out, _) = asp(&["understand", "please fold my shirts"]);
     assert_eq!(code, 1);
     assert!(out.contains("refused (Unsupported)"), "{out}");
+}
+
+#[test]
+fn verbs_no_list_knows_are_read_with_the_shape_of_their_clause() {
+    let verbs = |goal: &str| -> Vec<String> {
+        let (code, out, err) = asp(&["understand", goal]);
+        assert_eq!(code, 0, "{goal}: {out} {err}");
+        let body: String = out
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let steps: serde_json::Value = serde_yaml_ng::from_str(&body).unwrap();
+        steps
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                let place = s["location"]["name"].as_str().map(|l| format!(" {l}"));
+                format!(
+                    "{} {}{}",
+                    s["verb"].as_str().unwrap(),
+                    s["object"]["name"].as_str().unwrap(),
+                    place.unwrap_or_default()
+                )
+            })
+            .collect()
+    };
+    // the state it ends in decides, and is not part of the object's name
+    assert_eq!(verbs("slam the cupboard closed"), ["close cupboard"]);
+    assert_eq!(verbs("swing the gate open"), ["open gate"]);
+    // a taking verb said with "onto": the thing is put there
+    assert_eq!(
+        verbs("heave the box onto the table"),
+        ["pick_up box", "place box table"]
+    );
+    // undoing a closing verb opens
+    assert_eq!(verbs("unlatch the gate"), ["open gate"]);
+    // a harm stays a harm whatever the shape
+    let (code, out, _) = asp(&["understand", "smash the vase on the floor"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("refused (Unsafe)"), "{out}");
 }
 
 #[test]

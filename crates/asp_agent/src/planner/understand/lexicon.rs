@@ -1020,3 +1020,9 @@ pub const OBJECT_RELATION_WORDS: &[&str] = &[
     "sitting", "lying", "standing", "hanging", "resting", "located", "kept", "from", "off",
     "between", "near", "by", "beside", "behind", "under", "below", "beneath",
 ];
+
+/// Words that start where something is or goes.
+pub const PLACE_PREPOSITIONS: &[&str] = &[
+    "on", "onto", "upon", "in", "into", "inside", "within", "to", "at", "under", "over", "above",
+    "next", "near", "beside", "behind", "from", "off", "out",
+];

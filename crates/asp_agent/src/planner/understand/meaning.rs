@@ -55,6 +55,8 @@ const VERB_PROTOTYPES: &[(&str, VerbClass)] = &[
     ("close", VerbClass::Sense(Sense::Act(Verb::Close, None))),
     ("shut", VerbClass::Sense(Sense::Act(Verb::Close, None))),
     ("seal", VerbClass::Sense(Sense::Act(Verb::Close, None))),
+    ("fasten", VerbClass::Sense(Sense::Act(Verb::Close, None))),
+    ("latch", VerbClass::Sense(Sense::Act(Verb::Close, None))),
     ("turn on", VerbClass::Sense(Sense::Act(Verb::TurnOn, None))),
     (
         "switch on",
@@ -74,6 +76,7 @@ const VERB_PROTOTYPES: &[(&str, VerbClass)] = &[
         "deactivate",
         VerbClass::Sense(Sense::Act(Verb::TurnOff, None)),
     ),
+    ("mute", VerbClass::Sense(Sense::Act(Verb::TurnOff, None))),
     (
         "press",
         VerbClass::Sense(Sense::Act(Verb::TurnOn, Some(ActionKind::Press))),
@@ -207,12 +210,47 @@ pub struct VerbMatch {
     /// How much nearer than the nearest prototype of another class (by the cosines
     /// in the clause and alone, weighed).
     pub margin: f32,
+    /// The clause's shape when it chose among classes the meaning could not tell apart
+    /// (or, for a resultative, among any that are no harm).
+    pub frame: Option<Frame>,
 }
 
 impl VerbMatch {
-    /// Sure enough to act on.
+    /// Sure enough to act on: a clear margin, or a frame that decided.
     pub fn sure(&self, m: &Meaning) -> bool {
-        self.margin >= m.min_margin
+        self.margin >= m.min_margin || self.frame.is_some()
+    }
+}
+
+/// What a clause's shape says about its verb, whatever the verb is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Frame {
+    /// "heave the box onto the table" (`certain`: "into" or "onto", never a relation),
+    /// "deposit the coins in the jar": the object and where it goes
+    Destination {
+        certain: bool,
+    },
+    /// "slam the cupboard closed", "kick the door open": the state it ends in
+    EndsOpen,
+    EndsClosed,
+}
+
+impl Frame {
+    /// Said in a note or a question.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Frame::Destination { .. } => "said with where it goes",
+            Frame::EndsOpen => "said with \"open\" after the object",
+            Frame::EndsClosed => "said with \"shut\" after the object",
+        }
+    }
+
+    fn group(self) -> u8 {
+        match self {
+            Frame::Destination { .. } => 1,
+            Frame::EndsOpen => 2,
+            Frame::EndsClosed => 3,
+        }
     }
 }
 
@@ -346,7 +384,7 @@ impl Meaning {
     /// [`ALONE_WEIGHT`]), where the verb's own meaning is not drowned by the object's
     /// words that both sides share: in a long clause every prototype scores about 0.9
     /// and the margin is mostly noise. `min_similarity` is checked in the clause.
-    pub fn verb(&self, verb: &str, rest: &str) -> Option<VerbMatch> {
+    pub fn verb(&self, verb: &str, rest: &str, frame: Option<Frame>) -> Option<VerbMatch> {
         let in_clause = |v: &str| {
             if rest.is_empty() {
                 v.to_owned()
@@ -369,15 +407,51 @@ impl Meaning {
         }
         scored.sort_by(|a, b| b.3.total_cmp(&a.3));
         let (class, prototype, similarity, score) = *scored.first()?;
-        let other = scored
-            .iter()
-            .find(|s| group(s.0) != group(class))
-            .map_or(0.0, |s| s.3);
-        (similarity >= self.min_similarity).then_some(VerbMatch {
-            class,
-            prototype,
-            similarity,
-            margin: score - other,
+        if similarity < self.min_similarity {
+            return None;
+        }
+        let margin_over = |c: VerbClass, score: f32| {
+            score
+                - scored
+                    .iter()
+                    .find(|s| group(s.0) != group(c))
+                    .map_or(0.0, |s| s.3)
+        };
+        let margin = margin_over(class, score);
+        // the frame chooses: a resultative among every class but harm (a clear harm
+        // stays harm), a destination among those the meaning cannot tell apart
+        let by_frame = frame.and_then(|f| {
+            let harm = group(class) == group(VerbClass::Sense(Sense::Harm));
+            if harm && margin >= self.min_margin {
+                return None;
+            }
+            // a taking verb said with "into"/"onto" puts the thing there
+            let taking = group(class) == group(VerbClass::Sense(Sense::Carry));
+            let within = match f {
+                Frame::Destination { certain: true } if taking => f32::INFINITY,
+                Frame::Destination { .. } => self.min_margin,
+                Frame::EndsOpen | Frame::EndsClosed => f32::INFINITY,
+            };
+            scored
+                .iter()
+                .find(|s| group(s.0) == f.group() && score - s.3 <= within)
+                .map(|s| (f, *s))
+        });
+        Some(match by_frame {
+            Some((f, (c, p, sim, sc))) => VerbMatch {
+                class: c,
+                prototype: p,
+                similarity: sim,
+                margin: margin_over(c, sc),
+                frame: (group(c) != group(class) || margin < self.min_margin).then_some(f),
+            },
+            None => VerbMatch {
+                class,
+                prototype,
+                similarity,
+                margin,
+                frame: None,
+            },
         })
     }
 

@@ -29,7 +29,7 @@ use asp_core::models::{ModelError, TextEmbedder};
 use super::corpus::{ActionKind, Expected, ObjectRef, RefusalClass, RelationKind, StepSpec};
 use super::{Preposition, Verb, is_openable};
 use lexicon::*;
-use meaning::{Meaning, VerbClass, VerbMatch};
+use meaning::{Frame, Meaning, VerbClass, VerbMatch};
 use phrase::{Phrase, PhraseReader, RelationGuess, find, longest, starts};
 use tokens::{Tok, gerund_bases, tokenize};
 
@@ -206,7 +206,7 @@ impl GoalGrammar {
             return refuse(RefusalClass::NoVerb, "the goal is empty");
         }
         let mut d = Discourse::default();
-        for seg in segments(&toks) {
+        for seg in segments(&parentheses_last(toks.clone())) {
             let clause = self.classify(&seg);
             if let Err(refusal) = self.apply(&mut d, clause) {
                 return refusal;
@@ -235,6 +235,7 @@ impl GoalGrammar {
             "never",
             "except",
             "but not",
+            "neither",
             "no",
             "avoid",
             "stay away from",
@@ -388,11 +389,29 @@ impl GoalGrammar {
                 .take_while(|t| !t.is_mark())
                 .map(|t| t.w.as_str())
                 .collect();
-            if let Some(m) = self
-                .meaning
-                .as_ref()
-                .and_then(|m| m.verb(&with_particle, &rest.join(" ")))
-            {
+            let frame = clause_frame(&body[skip..]);
+            let by_meaning = self.meaning.as_ref().and_then(|m| {
+                // "unlatch", "unfasten": the opposite of a closing verb opens
+                let undone = with_particle
+                    .strip_prefix("un")
+                    .filter(|stem| stem.len() >= 3 && !stem.contains(' '))
+                    .and_then(|stem| m.verb(stem, &rest.join(" "), None))
+                    .filter(|v| {
+                        v.sure(m) && v.class == VerbClass::Sense(Sense::Act(Verb::Close, None))
+                    })
+                    .map(|v| VerbMatch {
+                        class: VerbClass::Sense(Sense::Act(Verb::Open, None)),
+                        prototype: "open",
+                        ..v
+                    });
+                undone.or_else(|| m.verb(&with_particle, &rest.join(" "), frame))
+            });
+            if let Some(m) = by_meaning {
+                let mut rest = body[skip..].to_vec();
+                // "slam the cupboard closed": the state word is the verb's, not the object's
+                if matches!(m.frame, Some(Frame::EndsOpen | Frame::EndsClosed)) {
+                    rest.pop();
+                }
                 return match m.class {
                     VerbClass::Chat => Clause::Ignore,
                     // ruling out narrows what a later verb acts on; it moves nothing
@@ -400,7 +419,7 @@ impl GoalGrammar {
                     VerbClass::Sense(sense) => Clause::Act {
                         sense,
                         verb: with_particle,
-                        rest: body[skip..].to_vec(),
+                        rest,
                         by_meaning: Some(m),
                     },
                 };
@@ -429,8 +448,10 @@ impl GoalGrammar {
                 if verb.is_some() {
                     d.last_act = verb;
                 }
-                let p = self.reader().parse(&rest);
-                d.exclude(p);
+                // "neither the red one nor the green one": each ruled out
+                for alt in rest.split(|t| t.is("nor")).filter(|a| !a.is_empty()) {
+                    d.exclude(self.reader().parse(alt));
+                }
                 if let Some(but) = but {
                     let p = self.reader().parse(&but);
                     d.refine(&p);
@@ -469,8 +490,13 @@ impl GoalGrammar {
                 if let Some(m) = &by_meaning {
                     if self.meaning.as_ref().is_some_and(|mm| m.sure(mm)) {
                         d.notes.push(format!(
-                            "{verb:?} read as {:?} (similarity {:.2}, margin {:.2})",
-                            m.prototype, m.similarity, m.margin
+                            "{verb:?} read as {:?} (similarity {:.2}, margin {:.2}{})",
+                            m.prototype,
+                            m.similarity,
+                            m.margin,
+                            m.frame
+                                .map(|f| format!("; {}", f.describe()))
+                                .unwrap_or_default()
                         ));
                     } else {
                         d.ask = Some((verb.clone(), m.clone()));
@@ -764,12 +790,76 @@ fn find_act(seg: &[Tok]) -> Option<(usize, Sense, usize)> {
     None
 }
 
+/// The shape of a clause after a verb no list knows: the object and a state it ends in
+/// as the clause's last word ("the cupboard closed", "the gate open"), or the object
+/// and where it goes ("the box onto the table", "the coins in the jar").
+fn clause_frame(rest: &[Tok]) -> Option<Frame> {
+    let words: Vec<&Tok> = rest.iter().take_while(|t| !t.is_mark()).collect();
+    let last = words.last()?;
+    if words.len() >= 3 && find(DETERMINERS, &words[0].w).is_some() {
+        match last.w.as_str() {
+            "open" => return Some(Frame::EndsOpen),
+            "shut" | "closed" => return Some(Frame::EndsClosed),
+            _ => {}
+        }
+    }
+    let certain = words.iter().skip(1).any(|t| t.is("into") || t.is("onto"));
+    let maybe = words.iter().enumerate().skip(1).any(|(k, t)| {
+        matches!(t.w.as_str(), "in" | "on" | "inside")
+            && words
+                .get(k + 1)
+                .is_some_and(|n| find(DETERMINERS, &n.w).is_some())
+            && words
+                .get(k + 2)
+                .is_none_or(|n| SIDES.iter().all(|(s, _)| *s != n.w))
+    });
+    (certain || maybe).then_some(Frame::Destination { certain })
+}
+
 /// Splits "the red one but the black one" into what is ruled out and what is asked.
 fn split_but(rest: &[Tok], verb: Option<(Sense, String)>) -> Clause {
     match rest.iter().position(|t| t.is("but") || t.is("instead")) {
         Some(k) => Clause::Exclude(rest[..k].to_vec(), Some(rest[k + 1..].to_vec()), verb),
         None => Clause::Exclude(rest.to_vec(), None, verb),
     }
+}
+
+/// "hang the dry towel, not the damp one, on the hook": a ruling-out said between commas
+/// inside a clause moves after the clause's end, so "on the hook" stays with "hang".
+fn parentheses_last(toks: Vec<Tok>) -> Vec<Tok> {
+    let mut toks = toks;
+    let mut i = 0;
+    while i + 1 < toks.len() {
+        let rules_out = toks[i].is(",")
+            && (["not", "except", "excluding", "neither"]
+                .iter()
+                .any(|w| toks[i + 1].is(w))
+                || starts(&toks, i + 1, "other than")
+                || starts(&toks, i + 1, "but not"));
+        let close = rules_out
+            .then(|| (i + 2..toks.len()).find(|&m| toks[m].is_mark()))
+            .flatten()
+            .filter(|&m| {
+                toks[m].is(",")
+                    && toks
+                        .get(m + 1)
+                        .is_some_and(|t| PLACE_PREPOSITIONS.contains(&t.w.as_str()))
+            });
+        let Some(m) = close else {
+            i += 1;
+            continue;
+        };
+        let end = (m + 1..toks.len())
+            .find(|&q| toks[q].is_mark())
+            .unwrap_or(toks.len());
+        // [.. i) , ruling-out [m) , rest [end) → [.. i) rest , ruling-out [end)
+        let rest: Vec<Tok> = toks[m + 1..end].to_vec();
+        let aside: Vec<Tok> = toks[i..m].to_vec();
+        let n = rest.len();
+        toks.splice(i..end, rest.into_iter().chain(aside));
+        i += n + 1;
+    }
+    toks
 }
 
 /// Clauses: split at clause marks, "then", "after that", and at "and"/"but" before a
@@ -1020,6 +1110,12 @@ fn split_place(c: &[Tok], sense: Sense) -> (&[Tok], Option<(Preposition, &[Tok])
     let mut relative = false;
     while k < c.len() {
         let w = c[k].w.as_str();
+        // "the glass that is not empty on the coaster": a state said of the object
+        // closes its relative clause at once; only a relation word keeps it open
+        if let Some(end) = state_clause_end(c, k) {
+            k = end;
+            continue;
+        }
         let relative_word = find(OBJECT_RELATION_WORDS, w).is_some()
             || matches!(w, "furthest" | "farthest")
             || matches!(w, "that" | "which")
@@ -1105,6 +1201,50 @@ fn split_place(c: &[Tok], sense: Sense) -> (&[Tok], Option<(Preposition, &[Tok])
         k += 1;
     }
     (c, None)
+}
+
+/// Where a relative clause that says a state ends: "that is not empty", "which isn't
+/// open", "that's neither red nor blue" end before the next preposition, "and" or mark;
+/// `None` unless `c[k..]` is "that"/"which" and a form of "be" followed by such a state
+/// (not by a relation: "that is on the table", "that's sitting by the sink").
+fn state_clause_end(c: &[Tok], k: usize) -> Option<usize> {
+    let opens = c.get(k).is_some_and(|t| t.is("that") || t.is("which"))
+        && c.get(k + 1)
+            .is_some_and(|t| matches!(t.w.as_str(), "is" | "are" | "was" | "were"));
+    if !opens {
+        return None;
+    }
+    let mut j = k + 2;
+    while c
+        .get(j)
+        .is_some_and(|t| matches!(t.w.as_str(), "not" | "neither" | "either"))
+    {
+        j += 1;
+    }
+    let first = c.get(j)?;
+    let relation_like = |t: &Tok| {
+        find(OBJECT_RELATION_WORDS, &t.w).is_some()
+            || find(RELATIVE, &t.w).is_some()
+            || find(DETERMINERS, &t.w).is_some()
+            || PLACE_PREPOSITIONS.contains(&t.w.as_str())
+    };
+    if relation_like(first) || first.is_mark() {
+        return None;
+    }
+    let end = (j..c.len())
+        .find(|&q| relation_like(&c[q]) || c[q].is_mark() || c[q].is("and"))
+        .unwrap_or(c.len());
+    // "that is closest to the bowl", "that's adjacent to the sink": a word tied to what
+    // follows by "to", "of" or "from" says where the object is, unless it is ruled out
+    let negated = j > k + 2;
+    let tied = c
+        .get(end)
+        .is_some_and(|t| matches!(t.w.as_str(), "to" | "of" | "from" | "with"));
+    let superlative = matches!(
+        first.w.as_str(),
+        "closest" | "nearest" | "furthest" | "farthest" | "close" | "right" | "left"
+    );
+    (negated || !tied && !superlative).then_some(end)
 }
 
 /// Whether the relative clause before `k` ("the book that is on the table") is over by
@@ -1722,6 +1862,55 @@ mod tests {
             assert_eq!(s.object.attributes, ["yellow"], "{goal}");
             assert_eq!(s.object.excluded, ["blue"], "{goal}");
         }
+    }
+
+    #[test]
+    fn a_ruling_out_inside_a_clause_leaves_the_rest_of_it_alone() {
+        // a state clause ends before where the object goes
+        for goal in [
+            "put the glass that isn't empty on the coaster",
+            "put the glass thats not empty on the coaster",
+            "put the glass, not the empty one, on the coaster",
+        ] {
+            let steps = plan(goal);
+            assert_eq!(
+                shown(&steps),
+                ["pick_up glass (implied)", "place glass -> coaster"],
+                "{goal}"
+            );
+            assert_eq!(steps[1].object.excluded, ["empty"], "{goal}");
+        }
+        // a word before "one" describes it, whether a list knows it or not
+        let steps = plan("hang the dry towel, not the damp one, on the hook");
+        assert_eq!(steps[1].object.excluded, ["damp"]);
+        assert_eq!(
+            steps[1].location.as_ref().map(|l| l.name.as_str()),
+            Some("hook")
+        );
+        // neither … nor
+        for goal in [
+            "get me the mug that's neither white nor black",
+            "grab a mug, neither the white one nor the black one",
+        ] {
+            let s = &plan(goal)[0];
+            assert_eq!(s.object.name, "mug", "{goal}");
+            assert_eq!(s.object.excluded, ["white", "black"], "{goal}");
+        }
+        // a relation in a relative clause stays a relation
+        let s = &plan("take the orange that's closest to the bowl")[0];
+        assert_eq!(
+            s.object.relation.as_ref().map(|r| r.kind),
+            Some(RelationKind::Nearest)
+        );
+        let steps = plan("put the book that is on the table in the box");
+        assert_eq!(
+            steps[0].object.relation.as_ref().map(|r| r.kind),
+            Some(RelationKind::On)
+        );
+        assert_eq!(
+            steps[1].location.as_ref().map(|l| l.name.as_str()),
+            Some("box")
+        );
     }
 
     #[test]

@@ -298,7 +298,15 @@ const ANCHOR_STARTS: &[&str] = &[
 ];
 
 /// Words that start ruling something out ("apart from the yellow one").
-const EXCLUDERS: &[&str] = &["not", "except", "but", "excluding", "apart", "aside"];
+const EXCLUDERS: &[&str] = &[
+    "not",
+    "except",
+    "but",
+    "excluding",
+    "apart",
+    "aside",
+    "neither",
+];
 
 /// Prepositions that end relation words before their anchor ("adjacent to").
 const RELATION_ENDS: &[&str] = &["to", "from", "of", "with", "against"];
@@ -569,6 +577,39 @@ impl PhraseReader<'_> {
         })
     }
 
+    /// The attributes a ruling-out names when it is only that: "red", "red or blue",
+    /// "neither red nor blue", "locked" (a bare state), "the red one", "the red one nor
+    /// the green one"; `None` when it names something else.
+    fn ruled_out(&self, rest: &[Tok]) -> Option<Vec<String>> {
+        let joiner = |t: &Tok| matches!(t.w.as_str(), "or" | "nor" | "neither" | "either");
+        let words: Vec<&Tok> = rest.iter().filter(|t| !joiner(t)).collect();
+        if words.is_empty() {
+            return None;
+        }
+        let attribute = |w: &str| is_attribute_word(w) || MATERIALS.contains(&w);
+        if words.iter().all(|t| attribute(&t.w)) {
+            return Some(words.iter().map(|t| canonical_attribute(&t.w)).collect());
+        }
+        // "not locked", "not ripened": a bare word after the negation that reads as a
+        // state
+        if let [t] = words.as_slice()
+            && (t.w.len() > 4 && (t.w.ends_with("ed") || t.w.ends_with("en"))
+                || self.meaning.is_some_and(|m| m.is_attribute(&t.w)))
+        {
+            return Some(vec![canonical_attribute(&t.w)]);
+        }
+        // "the red one", "the red one nor the green one": each alternative a described "one"
+        let mut out = Vec::new();
+        for alt in rest.split(|t| joiner(t)).filter(|a| !a.is_empty()) {
+            let ex = self.parse(alt);
+            if !ex.one || ex.obj.attributes.is_empty() {
+                return None;
+            }
+            out.extend(ex.obj.attributes);
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
     fn core(&self, core: &[Tok], p: &mut Phrase) {
         let mut names: Vec<String> = Vec::new();
         let mut k = 0;
@@ -633,6 +674,15 @@ impl PhraseReader<'_> {
                 names.push(w.to_owned());
             }
             k += 1;
+        }
+        // "the damp one": the words before "one" describe it, known to a list or not
+        if p.one {
+            for n in names.drain(..) {
+                let a = canonical_attribute(&n);
+                if !p.obj.attributes.contains(&a) {
+                    p.obj.attributes.push(a);
+                }
+            }
         }
         if let Some(head) = names.pop() {
             // "two glasses" are drinking glasses, "my glasses" a pair
@@ -706,27 +756,27 @@ impl PhraseReader<'_> {
                     .position(|t| t.is_mark() || t.is("and"))
                     .map_or(toks.len(), |k| j + k);
                 let rest = &toks[j..end];
-                let attrs_only = !rest.is_empty()
-                    && rest.iter().all(|t| {
-                        is_attribute_word(&t.w) || MATERIALS.contains(&t.w.as_str()) || t.is("or")
-                    });
-                // "not locked", "not ripened": a bare word after the negation that
-                // reads as a state
-                let bare_state = rest.len() == 1
-                    && (rest[0].w.len() > 4
-                        && (rest[0].w.ends_with("ed") || rest[0].w.ends_with("en"))
-                        || self.meaning.is_some_and(|m| m.is_attribute(&rest[0].w)));
-                if attrs_only || bare_state {
-                    for t in rest.iter().filter(|t| !t.is("or")) {
-                        p.obj.excluded.push(canonical_attribute(&t.w));
-                    }
+                // "not empty on the coaster", "neither red nor blue from the shelf": a
+                // ruling-out complete before a preposition leaves the rest to the object
+                let cut = rest
+                    .iter()
+                    .position(|t| PLACE_PREPOSITIONS.contains(&t.w.as_str()))
+                    .filter(|&q| q > 0);
+                if let Some(x) = self.ruled_out(rest) {
+                    p.obj.excluded.extend(x);
+                    i = end;
+                } else if let Some((q, x)) =
+                    cut.and_then(|q| self.ruled_out(&rest[..q]).map(|x| (q, x)))
+                {
+                    p.obj.excluded.extend(x);
+                    i = j + q;
                 } else {
                     let ex = self.parse(rest);
                     if ex.one || ex.obj.name == p.obj.name || ex.obj.name.is_empty() {
                         p.obj.excluded.extend(ex.obj.attributes);
                     }
+                    i = end;
                 }
-                i = end;
                 continue;
             }
             // "by its handle", "by the rim"

@@ -47,6 +47,25 @@ const SHORTHAND: &[(&str, &str)] = &[
     ("wanna", "want to"),
     ("gonna", "going to"),
     ("tv", "tv"),
+    // contractions typed without their apostrophe, where no word is spelt the same
+    ("thats", "that is"),
+    ("whats", "what is"),
+    ("theres", "there is"),
+    ("isnt", "is not"),
+    ("arent", "are not"),
+    ("wasnt", "was not"),
+    ("dont", "do not"),
+    ("doesnt", "does not"),
+    ("didnt", "did not"),
+    ("cant", "can not"),
+    ("couldnt", "could not"),
+    ("wouldnt", "would not"),
+    ("shouldnt", "should not"),
+    ("havent", "have not"),
+    ("hasnt", "has not"),
+    ("youre", "you are"),
+    ("im", "i am"),
+    ("ive", "i have"),
 ];
 
 /// Splits a goal into words.
