@@ -31,7 +31,7 @@ use super::{Preposition, Verb, is_openable};
 use lexicon::*;
 use meaning::{Frame, Meaning, VerbClass, VerbMatch};
 use phrase::{Phrase, PhraseReader, RelationGuess, find, longest, starts};
-use tokens::{Tok, gerund_bases, tokenize};
+use tokens::{Tok, gerund_bases, participle_bases, tokenize};
 
 /// What the grammar makes of a goal.
 #[derive(Debug, Clone, PartialEq)]
@@ -206,7 +206,7 @@ impl GoalGrammar {
             return refuse(RefusalClass::NoVerb, "the goal is empty");
         }
         let mut d = Discourse::default();
-        for seg in segments(&parentheses_last(toks.clone())) {
+        for seg in segments(&in_time_order(parentheses_last(toks.clone()))) {
             let clause = self.classify(&seg);
             if let Err(refusal) = self.apply(&mut d, clause) {
                 return refusal;
@@ -822,6 +822,101 @@ fn split_but(rest: &[Tok], verb: Option<(Sense, String)>) -> Clause {
         Some(k) => Clause::Exclude(rest[..k].to_vec(), Some(rest[k + 1..].to_vec()), verb),
         None => Clause::Exclude(rest.to_vec(), None, verb),
     }
+}
+
+/// The request a temporal clause starts at `k` ("after you close the window", "before
+/// grabbing the mug", "once you have put the cup on the tray"): its words with the
+/// subject, "have" and a gerund's "-ing" taken off, and where it ends (the next mark or
+/// the end). `None` unless a verb the lists know starts it.
+fn temporal_clause(toks: &[Tok], k: usize) -> Option<(Vec<Tok>, usize)> {
+    if !matches!(toks.get(k)?.w.as_str(), "after" | "before" | "once") {
+        return None;
+    }
+    let end = (k + 1..toks.len())
+        .find(|&q| toks[q].is_mark() || toks[q].is("then"))
+        .unwrap_or(toks.len());
+    let mut j = k + 1;
+    if toks
+        .get(j)
+        .is_some_and(|t| matches!(t.w.as_str(), "you" | "i" | "we"))
+    {
+        j += 1;
+    }
+    if toks
+        .get(j)
+        .is_some_and(|t| matches!(t.w.as_str(), "have" | "having" | "'ve"))
+    {
+        j += 1;
+    }
+    if j >= end {
+        return None;
+    }
+    let mut clause = toks[j..end].to_vec();
+    // "grabbing", "closed" → "grab", "close": the base the lists know
+    if verb_at(&clause, 0).is_some_and(|(_, _, words)| words.starts_with(&clause[0].w)) {
+        return Some((clause, end));
+    }
+    let said = clause[0].w.clone();
+    for base in gerund_bases(&said)
+        .into_iter()
+        .chain(participle_bases(&said))
+    {
+        clause[0].w = base;
+        if verb_at(&clause, 0).is_some() {
+            return Some((clause, end));
+        }
+    }
+    None
+}
+
+/// Requests said out of order put back in it: "after you close the window, turn on the
+/// fan" and "turn on the fan after you close the window" both close first; "before
+/// grabbing the mug, open the cabinet" opens first; "open the cabinet before grabbing
+/// the mug" is in order already.
+fn in_time_order(toks: Vec<Tok>) -> Vec<Tok> {
+    let then = || {
+        [",", "then"].map(|w| Tok {
+            w: w.to_owned(),
+            raw: w.to_owned(),
+        })
+    };
+    for k in 0..toks.len() {
+        let Some((sub, end)) = temporal_clause(&toks, k) else {
+            continue;
+        };
+        let first = toks[k].is("before");
+        let start = toks[..k]
+            .iter()
+            .rposition(Tok::is_mark)
+            .map_or(0, |m| m + 1);
+        let mut out: Vec<Tok> = toks[..start].to_vec();
+        if start == k {
+            // the temporal clause leads: the main clause runs to the next mark
+            let after_mark = end + usize::from(toks.get(end).is_some_and(Tok::is_mark));
+            let main_end = (after_mark..toks.len())
+                .find(|&q| toks[q].is_mark() || toks[q].is("then"))
+                .unwrap_or(toks.len());
+            let main = &toks[after_mark..main_end];
+            if main.is_empty() {
+                continue;
+            }
+            let (a, b): (&[Tok], &[Tok]) = if first { (main, &sub) } else { (&sub, main) };
+            out.extend(a.iter().cloned());
+            out.extend(then());
+            out.extend(b.iter().cloned());
+            out.extend(toks[main_end..].iter().cloned());
+        } else {
+            // it follows its main clause
+            let main = &toks[start..k];
+            let (a, b): (&[Tok], &[Tok]) = if first { (main, &sub) } else { (&sub, main) };
+            out.extend(a.iter().cloned());
+            out.extend(then());
+            out.extend(b.iter().cloned());
+            out.extend(toks[end..].iter().cloned());
+        }
+        return in_time_order(out);
+    }
+    toks
 }
 
 /// "hang the dry towel, not the damp one, on the hook": a ruling-out said between commas
@@ -1862,6 +1957,33 @@ mod tests {
             assert_eq!(s.object.attributes, ["yellow"], "{goal}");
             assert_eq!(s.object.excluded, ["blue"], "{goal}");
         }
+    }
+
+    #[test]
+    fn requests_said_out_of_order_are_put_in_time_order() {
+        for goal in [
+            "after you close the window, turn on the fan",
+            "turn on the fan after you close the window",
+            "turn on the fan once you have closed the window",
+            "before turning on the fan, close the window",
+            "close the window before you turn on the fan",
+            "after closing the window, turn on the fan",
+        ] {
+            assert_eq!(
+                shown(&plan(goal)),
+                ["close window", "turn_on fan"],
+                "{goal}"
+            );
+        }
+        // a third request after them keeps its place
+        assert_eq!(
+            shown(&plan(
+                "after you close the window, turn on the fan, then open the door"
+            )),
+            ["close window", "turn_on fan", "open door"]
+        );
+        // "after" that starts no request is left alone
+        assert_eq!(plan("grab the cup after the plate").len(), 1);
     }
 
     #[test]

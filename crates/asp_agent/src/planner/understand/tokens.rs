@@ -286,10 +286,20 @@ pub fn singular(word: &str) -> String {
     word.strip_suffix('s').unwrap_or(word).to_owned()
 }
 
-/// The base form of a verb written with "-ing" ("closing" → "close", "grabbing" →
-/// "grab"), one candidate per guess; the caller keeps the first its lexicon knows.
+/// The bases a gerund may come from ("closing" → "clos", "close"; "grabbing" → "grab").
 pub fn gerund_bases(word: &str) -> Vec<String> {
-    let Some(stem) = word.strip_suffix("ing") else {
+    suffix_bases(word, "ing")
+}
+
+/// The bases a past participle may come from ("closed" → "clos", "close"; "plugged" →
+/// "plug"); irregular ones ("put", "shut") are their own base.
+pub fn participle_bases(word: &str) -> Vec<String> {
+    suffix_bases(word, "ed")
+}
+
+/// `word` without `suffix`, with an "e" put back, and with a doubled consonant undone.
+fn suffix_bases(word: &str, suffix: &str) -> Vec<String> {
+    let Some(stem) = word.strip_suffix(suffix) else {
         return Vec::new();
     };
     if stem.len() < 2 {
@@ -348,5 +358,8 @@ mod tests {
         assert!(gerund_bases("closing").contains(&"close".to_owned()));
         assert!(gerund_bases("grabbing").contains(&"grab".to_owned()));
         assert!(gerund_bases("turning").contains(&"turn".to_owned()));
+        assert!(participle_bases("closed").contains(&"close".to_owned()));
+        assert!(participle_bases("plugged").contains(&"plug".to_owned()));
+        assert!(participle_bases("red").is_empty());
     }
 }
