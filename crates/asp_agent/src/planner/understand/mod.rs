@@ -1083,7 +1083,9 @@ fn particles(rest: &[Tok], sense: Sense) -> (Vec<String>, Vec<Tok>) {
                         || matches!(n, "and" | "again")
                         || k > 0 && matches!(n, "in" | "on" | "into" | "onto" | "to" | "inside")
                 })
-                || k == 0 && next.is_some_and(|n| find(DETERMINERS, n).is_some() || find(PRONOUNS, n).is_some() || n == "me"))
+                || k == 0 && next.is_some_and(|n| find(DETERMINERS, n).is_some() || find(PRONOUNS, n).is_some() || n == "me")
+                // "hand me back the pen", "pass us over the salt"
+                || k == 1 && matches!(rest[0].w.as_str(), "me" | "us") && next.is_some_and(|n| find(DETERMINERS, n).is_some()))
             // "put the lid on": the place is said, not a particle
             && !(matches!(sense, Sense::Put) && w == "on" && next.is_none());
         // "the cup on the left": not a particle
@@ -1956,6 +1958,17 @@ mod tests {
             assert_eq!(s.object.name, "box", "{goal}");
             assert_eq!(s.object.attributes, ["yellow"], "{goal}");
             assert_eq!(s.object.excluded, ["blue"], "{goal}");
+        }
+    }
+
+    #[test]
+    fn particles_after_me_and_where_to_without_a_place() {
+        for (goal, shows) in [
+            ("hand me back the pen", "pick_up pen"),
+            ("pass me over the salt", "pick_up salt"),
+            ("carry the box upstairs", "pick_up box"),
+        ] {
+            assert_eq!(shown(&plan(goal)), [shows], "{goal}");
         }
     }
 
