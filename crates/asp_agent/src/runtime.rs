@@ -596,6 +596,12 @@ impl<'a> GoalRuntime<'a> {
         let mut message = f.message.clone();
         if f.failure.needs_remap {
             self.look_again(&f.message);
+            // a sentence of its own, whether or not the feedback ended one
+            let trimmed = message.trim_end().len();
+            message.truncate(trimmed);
+            if !message.is_empty() && !message.ends_with(['.', '!', '?']) {
+                message.push('.');
+            }
             message.push_str(
                 " Object positions are now unknown: the inventory was cleared (except the held object) and the map will be rebuilt at the next object_retrieval; retrieve the objects again.",
             );
