@@ -169,6 +169,20 @@ fn malformed_suites_name_the_file_the_entry_and_the_problem() {
             "name: x\nscenarios: apple.yaml\n".into(),
             &["scenarios", "invalid type"],
         ),
+        (
+            "nan_start.yaml",
+            format!(
+                "name: x\nstart: {{base: [.nan, 0.4], heading_deg: 0}}\nscenarios: [{apple}]\n"
+            ),
+            &["start", "must be finite"],
+        ),
+        (
+            "inf_heading.yaml",
+            format!(
+                "name: x\nstart: {{base: [0, 0.4], heading_deg: .inf}}\nscenarios: [{apple}]\n"
+            ),
+            &["start", "must be finite"],
+        ),
     ];
     for (name, text, needles) in cases {
         let file = write(dir.path(), name, &text);
