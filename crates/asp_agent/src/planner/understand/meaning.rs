@@ -245,11 +245,12 @@ impl Frame {
         }
     }
 
-    fn group(self) -> u8 {
+    /// The class the shape says, compared by [`group`].
+    fn class(self) -> VerbClass {
         match self {
-            Frame::Destination { .. } => 1,
-            Frame::EndsOpen => 2,
-            Frame::EndsClosed => 3,
+            Frame::Destination { .. } => VerbClass::Sense(Sense::Put),
+            Frame::EndsOpen => VerbClass::Sense(Sense::Act(Verb::Open, None)),
+            Frame::EndsClosed => VerbClass::Sense(Sense::Act(Verb::Close, None)),
         }
     }
 }
@@ -434,7 +435,7 @@ impl Meaning {
             };
             scored
                 .iter()
-                .find(|s| group(s.0) == f.group() && score - s.3 <= within)
+                .find(|s| group(s.0) == group(f.class()) && score - s.3 <= within)
                 .map(|s| (f, *s))
         });
         Some(match by_frame {

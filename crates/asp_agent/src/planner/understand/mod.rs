@@ -889,31 +889,27 @@ fn in_time_order(toks: Vec<Tok>) -> Vec<Tok> {
             .iter()
             .rposition(Tok::is_mark)
             .map_or(0, |m| m + 1);
-        let mut out: Vec<Tok> = toks[..start].to_vec();
-        if start == k {
+        // the main clause, and where the words after both clauses start
+        let (main, tail) = if start == k {
             // the temporal clause leads: the main clause runs to the next mark
             let after_mark = end + usize::from(toks.get(end).is_some_and(Tok::is_mark));
             let main_end = (after_mark..toks.len())
                 .find(|&q| toks[q].is_mark() || toks[q].is("then"))
                 .unwrap_or(toks.len());
-            let main = &toks[after_mark..main_end];
-            if main.is_empty() {
-                continue;
-            }
-            let (a, b): (&[Tok], &[Tok]) = if first { (main, &sub) } else { (&sub, main) };
-            out.extend(a.iter().cloned());
-            out.extend(then());
-            out.extend(b.iter().cloned());
-            out.extend(toks[main_end..].iter().cloned());
+            (&toks[after_mark..main_end], main_end)
         } else {
             // it follows its main clause
-            let main = &toks[start..k];
-            let (a, b): (&[Tok], &[Tok]) = if first { (main, &sub) } else { (&sub, main) };
-            out.extend(a.iter().cloned());
-            out.extend(then());
-            out.extend(b.iter().cloned());
-            out.extend(toks[end..].iter().cloned());
+            (&toks[start..k], end)
+        };
+        if main.is_empty() {
+            continue;
         }
+        let (a, b): (&[Tok], &[Tok]) = if first { (main, &sub) } else { (&sub, main) };
+        let mut out: Vec<Tok> = toks[..start].to_vec();
+        out.extend(a.iter().cloned());
+        out.extend(then());
+        out.extend(b.iter().cloned());
+        out.extend(toks[tail..].iter().cloned());
         return in_time_order(out);
     }
     toks
