@@ -594,18 +594,34 @@ impl<'a> GoalRuntime<'a> {
             _ => {}
         }
         let mut message = f.message.clone();
+        // the map no longer offers the object (a closer look said it is not what was
+        // asked for): its key leaves the inventory, and the way on is retrieval again
+        if f.failure.kind == FailureKind::UnknownObject
+            && let Some(key) = obj
+            && self.state.forget(key)
+        {
+            end_sentence(&mut message);
+            message.push_str(&format!(
+                " {key} left the inventory; find the object again with object_retrieval."
+            ));
+        }
         if f.failure.needs_remap {
             self.look_again(&f.message);
-            // a sentence of its own, whether or not the feedback ended one
-            let trimmed = message.trim_end().len();
-            message.truncate(trimmed);
-            if !message.is_empty() && !message.ends_with(['.', '!', '?']) {
-                message.push('.');
-            }
+            end_sentence(&mut message);
             message.push_str(
                 " Object positions are now unknown: the inventory was cleared (except the held object) and the map will be rebuilt at the next object_retrieval; retrieve the objects again.",
             );
         }
         ToolOutput::fail(self.state.clone(), f.failure, message)
+    }
+}
+
+/// Ends `message`'s last sentence (a following one stands on its own, whether or not the
+/// feedback ended one).
+fn end_sentence(message: &mut String) {
+    let trimmed = message.trim_end().len();
+    message.truncate(trimmed);
+    if !message.is_empty() && !message.ends_with(['.', '!', '?']) {
+        message.push('.');
     }
 }

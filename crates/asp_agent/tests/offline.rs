@@ -287,6 +287,47 @@ async fn retryable_failures_are_retried() {
     assert_eq!(w.held().as_deref(), Some("mug"));
 }
 
+/// A tool that says the map no longer offers the object (a closer look said it is not
+/// what was asked for) takes its key out of the inventory: the retry retrieves again.
+#[tokio::test]
+async fn an_object_the_map_withdrew_leaves_the_inventory_and_is_retrieved_again() {
+    let w = world();
+    w.fail_next(
+        "grasp",
+        ToolFailure::new(
+            FailureKind::UnknownObject,
+            "mug_0, looked at again from here, is not the mug",
+        )
+        .with_failure(Failure::new(FailureKind::UnknownObject).retryable()),
+    );
+    let (agent, rec) = offline_agent(w.clone(), settings());
+    let r = run(&agent, "pick up the mug").await;
+    assert!(r.status.is_completed(), "{}", r.summary);
+    let calls = w.calls();
+    let grasps: Vec<usize> = calls
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.starts_with("grasp"))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(grasps.len(), 2, "{calls:?}");
+    assert!(
+        calls[grasps[0]..grasps[1]]
+            .iter()
+            .any(|c| c == "object_retrieval(mug)"),
+        "retrieved again between the two grasps: {calls:?}"
+    );
+    assert!(
+        rec.states().iter().any(|s| s.inventory.is_empty()),
+        "the key left the inventory"
+    );
+    let told = r.events.iter().any(|e| {
+        matches!(e, AgentEvent::ToolFinished { output, .. }
+            if output.feedback_msg.contains("left the inventory"))
+    });
+    assert!(told, "the agent is told the key left the inventory");
+}
+
 #[tokio::test]
 async fn lost_objects_are_found_again_after_a_remap_and_retries_are_capped() {
     // the cork board cannot be lifted: every grasp loses track of objects

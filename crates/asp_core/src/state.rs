@@ -101,6 +101,15 @@ impl State {
         }
     }
 
+    /// Forgets `key` unless it is held (a held object stays known); whether it went.
+    pub fn forget(&mut self, key: &ObjectKey) -> bool {
+        if self.held_object.as_ref() == Some(key) || !self.in_inventory(key) {
+            return false;
+        }
+        self.inventory.retain(|k| k != key);
+        true
+    }
+
     /// Forgets every object except the one in the gripper (SPEC §1.7 remapping: object
     /// locations are unknown, but the held object is still held).
     pub fn clear_inventory(&mut self) {
@@ -237,6 +246,19 @@ mod tests {
         }
         let e = serde_json::from_str::<ObjectKey>("\"Bad Key\"").unwrap_err();
         assert!(e.to_string().contains("Bad Key"), "{e}");
+    }
+
+    #[test]
+    fn a_forgotten_key_leaves_the_inventory_unless_held() {
+        let k = |s: &str| ObjectKey::new(s).unwrap();
+        let mut st = State::default();
+        st.add(k("mug_0"));
+        st.add(k("bowl_0"));
+        st.held_object = Some(k("bowl_0"));
+        assert!(st.forget(&k("mug_0")));
+        assert!(!st.forget(&k("mug_0")), "already gone");
+        assert!(!st.forget(&k("bowl_0")), "held");
+        assert_eq!(st.inventory, vec![k("bowl_0")]);
     }
 
     #[test]

@@ -18,6 +18,9 @@ pub mod ours {
     pub const COMMUNICATION: i32 = 1105;
     /// Arrived, but the re-detection could not run (no camera frame, a model error).
     pub const NOT_REFOUND: i32 = 1106;
+    /// Arrived, and closer looks said the object is not what was asked for: the map
+    /// withdrew it from its query (retrieve again).
+    pub const NOT_IT: i32 = 1107;
 }
 
 /// How the agent should read one Nav2 code.

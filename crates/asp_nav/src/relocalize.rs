@@ -21,10 +21,18 @@ pub struct Relocalized {
     pub shift: f32,
 }
 
-/// Re-detection failed (camera, models).
+/// Re-detection did not give an answer about the object.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("re-detection failed: {0}")]
-pub struct RelocalizeError(pub String);
+pub enum RelocalizeError {
+    /// It could not run (no camera frame, a model error).
+    #[error("re-detection failed: {0}")]
+    Failed(String),
+    /// The map no longer offers the object: closer looks saw something where the map
+    /// had it and said it is not what the query asked for, or its key was forgotten
+    /// (the message says which). Retrieval again is the way on.
+    #[error("{0}")]
+    NotIt(String),
+}
 
 /// Builds a local map from the current view and finds the object again.
 #[async_trait]

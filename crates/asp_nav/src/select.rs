@@ -14,7 +14,10 @@
 //!    than `arm_reach` from the part (the object without one).
 //! 4. Cost `F + λ_aff‖p − p_aff‖`, `F` the mean footprint occupancy in [0, 1]; the
 //!    cheapest wins, ties going to the pose nearer the robot (the "go near" of the
-//!    ablation, `λ_aff = 0` or no affordance), then to the lower angle.
+//!    ablation, `λ_aff = 0`), then to the lower angle. Without an affordance, `p_aff`
+//!    lies on the robot's side of the object: the side it was seen from, whose parts
+//!    the cameras showed (behind a table, a cheaper cost map may offer the back of a
+//!    drawer).
 //! 5. No valid candidate: r relaxes by `radius_step`, alternately inwards and outwards,
 //!    within `[min_radius, max_radius]`.
 //!
@@ -190,7 +193,8 @@ pub struct Selection {
     pub centre: [Real; 2],
     /// The affordance direction `n` on the floor, when there is one.
     pub affordance_direction: Option<[Real; 2]>,
-    /// `p_aff` at the chosen radius.
+    /// `p_aff` at the chosen radius: along the affordance direction, or without one, on
+    /// the robot's side of the object (the side its cameras saw).
     pub p_aff: Option<[Real; 2]>,
     /// Radii tried, in order; the last is the chosen one's.
     pub radii: Vec<Real>,
@@ -279,6 +283,19 @@ impl PoseSelector {
         horizontal(&off)
     }
 
+    /// A selector whose radii all lie inside `radius` (one step in first, then inwards to
+    /// `min_radius`); `None` when none does.
+    pub fn inside(&self, radius: Real) -> Option<Self> {
+        let mut cfg = self.cfg.clone();
+        let r = radius - cfg.radius_step;
+        if r < cfg.min_radius - 1e-6 {
+            return None;
+        }
+        cfg.radius = r;
+        cfg.max_radius = r;
+        Some(Self { cfg })
+    }
+
     /// Radii in the order they are tried: r, r − s, r + s, r − 2s, … within the bounds.
     pub fn radii(&self) -> Vec<Real> {
         let c = &self.cfg;
@@ -310,6 +327,13 @@ impl PoseSelector {
         let n = input
             .affordance
             .and_then(|a| Self::affordance_direction(input.object, a));
+        // without an affordance, the side of the object the robot is on: the side its
+        // cameras saw (a drawer's front, a cup's handle), not one a cheaper cost map
+        // behind the table offers
+        let side = n.or_else(|| {
+            let v = Vector3::new(input.robot.x - oc.x, input.robot.y - oc.y, 0.0);
+            (v.norm() > 1e-3).then(|| v.normalize())
+        });
         let reach_target = input
             .affordance
             .and_then(Principal::of)
@@ -320,7 +344,7 @@ impl PoseSelector {
         let mut evaluated = 0;
         for r in self.radii() {
             radii.push(r);
-            let p_aff = n.map(|n| [oc.x + r * n.x, oc.y + r * n.y]);
+            let p_aff = side.map(|n| [oc.x + r * n.x, oc.y + r * n.y]);
             let candidates: Vec<Candidate> = (0..self.cfg.angular_samples)
                 .map(|k| {
                     let phi = std::f32::consts::TAU * k as Real / self.cfg.angular_samples as Real;
@@ -562,6 +586,52 @@ mod tests {
             .unwrap();
         assert_eq!(none.chosen.pose, near.chosen.pose);
         assert!(none.affordance_direction.is_none());
+    }
+
+    #[test]
+    fn without_an_affordance_the_side_the_robot_saw_beats_a_cheaper_cost_map_behind() {
+        // the floor west of x = 3 (where the robot stands) costs 20 of 100, east of it 0
+        let mut g = room();
+        for i in 0..60 {
+            for j in 0..116 {
+                g.set(i, j, 20);
+            }
+        }
+        let object = blob(Point3::new(3.0, 3.0, 0.5), 0.1);
+        let input = SelectionInput {
+            grid: &g,
+            object: &object,
+            affordance: None,
+            robot: Pose2D::new(1.0, 3.0, 0.0),
+            sweep: None,
+        };
+        let s = PoseSelector::new(cfg()).select(&input).unwrap();
+        assert!(s.chosen.pose.x < 3.0, "{:?}", s.chosen.pose);
+        assert!(s.affordance_direction.is_none());
+        let p_aff = s.p_aff.unwrap();
+        assert!((p_aff[0] - 2.15).abs() < 1e-3, "{p_aff:?}");
+        // plain go near (λ_aff = 0) takes the cheapest footprint, behind the object
+        let near = PoseSelector::new(cfg())
+            .with_lambda(0.0)
+            .select(&input)
+            .unwrap();
+        assert!(near.chosen.pose.x > 3.0, "{:?}", near.chosen.pose);
+    }
+
+    #[test]
+    fn a_selector_inside_a_radius_tries_only_smaller_ones() {
+        let s = PoseSelector::new(GoToConfig::default());
+        let inside = s.inside(0.85).unwrap();
+        let r = inside.radii();
+        let want = [0.75, 0.65, 0.55, 0.45];
+        assert_eq!(r.len(), want.len(), "{r:?}");
+        for (a, b) in r.iter().zip(want) {
+            assert!((a - b).abs() < 1e-5, "{r:?}");
+        }
+        assert!(
+            s.inside(0.5).is_none(),
+            "nothing inside the smallest radius"
+        );
     }
 
     #[test]

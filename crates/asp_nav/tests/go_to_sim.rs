@@ -339,36 +339,46 @@ async fn e_stop_refuses_and_stops_go_to_until_reset() {
     assert!(r.arrived(), "{:#?}", r.report());
 }
 
-/// A re-detection that sees nothing (the object hidden from the arrival frame), or
-/// whose camera gives no frame.
-struct BlindRelocalizer {
-    camera_works: bool,
+/// What a scripted re-detection answers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Relook {
+    /// Sees nothing (the object hidden from the arrival frame).
+    Nothing,
+    /// Its camera gives no frame.
+    NoFrame,
+    /// Closer looks say the object is not what was asked for.
+    NotIt,
 }
 
+struct ScriptedRelocalizer(Relook);
+
 #[async_trait::async_trait]
-impl asp_nav::Relocalizer for BlindRelocalizer {
+impl asp_nav::Relocalizer for ScriptedRelocalizer {
     async fn relocalize(
         &self,
-        _query: &str,
+        query: &str,
         _previous: &asp_core::PointCloud,
         camera: &str,
     ) -> Result<Option<asp_nav::Relocalized>, asp_nav::RelocalizeError> {
-        if self.camera_works {
-            Ok(None)
-        } else {
-            Err(asp_nav::RelocalizeError(format!(
+        match self.0 {
+            Relook::Nothing => Ok(None),
+            Relook::NoFrame => Err(asp_nav::RelocalizeError::Failed(format!(
                 "camera {camera:?} gave no frame"
-            )))
+            ))),
+            Relook::NotIt => Err(asp_nav::RelocalizeError::NotIt(format!(
+                "it is not the {query}: the map no longer offers it"
+            ))),
         }
     }
 }
 
 /// Not seeing the object again from the arrival pose does not undo the arrival (the map's
 /// view stands, and driving again would only come back to the same pose); a re-detection
-/// that could not run at all is a failure the agent is told about.
+/// that could not run at all is a failure the agent is told about, and one that says the
+/// object is not what was asked for tells the agent to retrieve again.
 #[tokio::test]
 async fn an_object_not_seen_again_on_arrival_keeps_the_maps_view() {
-    for camera_works in [true, false] {
+    for relook in [Relook::Nothing, Relook::NoFrame, Relook::NotIt] {
         let sim = sim_for("mobile/dial_phone.yaml");
         let mut cfg = go_to_config(1.0);
         cfg.relocalize = true;
@@ -377,31 +387,55 @@ async fn an_object_not_seen_again_on_arrival_keeps_the_maps_view() {
             Arc::new(sim.clone()),
             &cfg,
             estop.listener(),
-            Some(Arc::new(BlindRelocalizer { camera_works })),
+            Some(Arc::new(ScriptedRelocalizer(relook))),
         );
         let req = request(&sim, "phone", "phone key", Skill::TipPush);
         let r = goto.go_to(req, &CancellationToken::new()).await;
         let report = r.report();
         assert!(report.relocalized.is_none());
-        if camera_works {
-            assert!(r.arrived(), "{report:#?}");
-            assert!(
-                report.message.contains("not found again from here"),
-                "{}",
-                report.message
-            );
-        } else {
-            assert!(!r.arrived(), "{report:#?}");
-            assert!(
-                report.message.contains("gave no frame"),
-                "{}",
-                report.message
-            );
-            let GoToResult::Failed { failure, .. } = &r else {
-                unreachable!()
-            };
-            assert_eq!(failure.code, ours::NOT_REFOUND);
-            assert_eq!(failure.kind, FailureKind::Perception);
-        }
+        let expected = match relook {
+            Relook::Nothing => {
+                assert!(r.arrived(), "{report:#?}");
+                assert!(
+                    report.message.contains("not found again from here"),
+                    "{}",
+                    report.message
+                );
+                continue;
+            }
+            Relook::NoFrame => ("gave no frame", ours::NOT_REFOUND, FailureKind::Perception),
+            Relook::NotIt => (
+                "no longer offers it",
+                ours::NOT_IT,
+                FailureKind::UnknownObject,
+            ),
+        };
+        assert!(!r.arrived(), "{report:#?}");
+        assert!(report.message.contains(expected.0), "{}", report.message);
+        let GoToResult::Failed { failure, .. } = &r else {
+            unreachable!()
+        };
+        assert_eq!((failure.code, failure.kind), (expected.1, expected.2));
+        assert!(failure.retryable, "retrieving again is the way on");
     }
+}
+
+/// go_to asked again from the very pose it chose (the skill after it failed out of
+/// reach) takes a closer one; from elsewhere it chooses as before.
+#[tokio::test]
+async fn go_to_again_from_its_own_pose_comes_closer() {
+    let sim = sim_for("mobile/dial_phone.yaml");
+    let cfg = go_to_config(1.0);
+    let goto = GoTo::new(Arc::new(sim.clone()), &cfg, EStop::new().listener(), None);
+    let req = || request(&sim, "phone", "phone key", Skill::TipPush);
+    let first = goto.go_to(req(), &CancellationToken::new()).await;
+    assert!(first.arrived(), "{:#?}", first.report());
+    let r1 = first.report().selection.as_ref().unwrap().chosen.radius;
+    let second = goto.go_to(req(), &CancellationToken::new()).await;
+    assert!(second.arrived(), "{:#?}", second.report());
+    let r2 = second.report().selection.as_ref().unwrap().chosen.radius;
+    assert!(r2 < r1 - 0.05, "{r1} then {r2}");
+    let at = sim.base_pose().await.unwrap();
+    let chosen = second.report().selection.as_ref().unwrap().chosen.pose;
+    assert!(at.distance_to(&chosen) < 0.1, "{at:?} vs {chosen:?}");
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use asp_config::sections::perception::RetrievalConfig;
 use asp_core::ObjectKey;
-use asp_core::map::{ObjectId, ObjectMap};
+use asp_core::map::{Object, ObjectId, ObjectMap};
 use asp_core::models::{RetrievalVlm, TextEmbedder};
 use serde::{Deserialize, Serialize};
 
@@ -95,6 +95,14 @@ impl ObjectRegistry {
         {
             self.by_key.remove(&old);
         }
+    }
+
+    /// Forgets `key` (its object keeps no name); the counters go on, so the key is not
+    /// given again.
+    pub fn remove(&mut self, key: &ObjectKey) -> Option<ObjectId> {
+        let id = self.by_key.remove(key)?;
+        self.by_id.remove(&id);
+        Some(id)
     }
 
     /// Forgets every key; counters restart.
@@ -194,40 +202,40 @@ impl ObjectRetriever {
         registry: &mut ObjectRegistry,
         query: &str,
     ) -> Result<Retrieval, PerceptionError> {
+        self.retrieve_where(map, registry, query, |_| true).await
+    }
+
+    /// [`Self::retrieve`] among the objects `eligible` admits: the top-k are ranked among
+    /// them (an object a closer look said is not `query` leaves its place to the next).
+    pub async fn retrieve_where(
+        &self,
+        map: &ObjectMap,
+        registry: &mut ObjectRegistry,
+        query: &str,
+        eligible: impl Fn(&Object) -> bool,
+    ) -> Result<Retrieval, PerceptionError> {
         let q = self.text.embed_text(query)?;
-        let ranked = map.top_k_by_similarity(&q, self.config.top_k);
+        let ranked: Vec<(ObjectId, f32)> = map
+            .top_k_by_similarity(&q, map.len())
+            .into_iter()
+            .filter(|(id, _)| map.get(*id).is_some_and(&eligible))
+            .take(self.config.top_k)
+            .collect();
         let mut candidates = Vec::with_capacity(ranked.len());
         let mut keys = Vec::new();
         for (id, similarity) in ranked {
-            let confirmed = match (&self.vlm, self.config.confirm_with_vlm) {
-                (Some(vlm), true) => {
-                    let object = map
-                        .get(id)
-                        .ok_or_else(|| PerceptionError::UnknownObject(id.to_string()))?;
-                    let votes = self.config.confirm_votes.max(1);
-                    let need = votes / 2 + 1;
-                    let (mut yes, mut no) = (0, 0);
-                    for set in view_sets(object.crops.len(), self.config.crops_per_candidate)
-                        .into_iter()
-                        .take(votes)
-                    {
-                        let views: Vec<_> = set
-                            .iter()
-                            .map(|&i| object.crops[i].centred_observation())
-                            .collect();
-                        if vlm.confirm(query, &views).await? {
-                            yes += 1;
-                        } else {
-                            no += 1;
-                        }
-                        if yes >= need || no >= need {
-                            break;
-                        }
-                    }
-                    yes > no
-                }
-                _ => true,
-            };
+            let object = map
+                .get(id)
+                .ok_or_else(|| PerceptionError::UnknownObject(id.to_string()))?;
+            let confirmed = self.confirm(object, query).await?;
+            tracing::debug!(
+                query,
+                %id,
+                similarity,
+                confirmed,
+                centroid = ?object.point_cloud.centroid(),
+                "retrieval candidate"
+            );
             let key = confirmed.then(|| registry.register(query, id));
             if let Some(k) = &key {
                 keys.push(k.clone());
@@ -245,6 +253,36 @@ impl ObjectRetriever {
             keys,
             candidates,
         })
+    }
+
+    /// Whether the VLM takes `object` for `query`: the majority of up to
+    /// `confirm_votes` questions, each on another set of its crops (always true when
+    /// confirmation is off).
+    pub async fn confirm(&self, object: &Object, query: &str) -> Result<bool, PerceptionError> {
+        let Some(vlm) = self.vlm.as_ref().filter(|_| self.config.confirm_with_vlm) else {
+            return Ok(true);
+        };
+        let votes = self.config.confirm_votes.max(1);
+        let need = votes / 2 + 1;
+        let (mut yes, mut no) = (0, 0);
+        for set in view_sets(object.crops.len(), self.config.crops_per_candidate)
+            .into_iter()
+            .take(votes)
+        {
+            let views: Vec<_> = set
+                .iter()
+                .map(|&i| object.crops[i].centred_observation())
+                .collect();
+            if vlm.confirm(query, &views).await? {
+                yes += 1;
+            } else {
+                no += 1;
+            }
+            if yes >= need || no >= need {
+                break;
+            }
+        }
+        Ok(yes > no)
     }
 }
 

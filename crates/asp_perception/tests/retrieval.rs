@@ -331,3 +331,47 @@ async fn a_segment_around_another_object_is_not_confirmed_as_that_object() {
         );
     }
 }
+
+#[tokio::test]
+async fn an_object_left_out_of_a_retrieval_gives_its_place_to_the_next() {
+    let text: Arc<dyn TextEmbedder> = Arc::new(support::minilm());
+    let map = map(&text);
+    let mug = object_at(&map, [0.84, -0.26, 0.8]);
+    let r = retriever(
+        &text,
+        PerceptionSimulationConfig::default(),
+        RetrievalConfig {
+            top_k: 2,
+            ..Default::default()
+        },
+    );
+    let mut reg = ObjectRegistry::new();
+    let all = r.retrieve(&map, &mut reg, "red mug").await.unwrap();
+    assert_eq!(all.candidates[0].id, mug, "{all:?}");
+    let key = all.keys[0].clone();
+    // the mug left out: the top-2 are ranked among the rest, the mug is not asked about
+    let without = r
+        .retrieve_where(&map, &mut reg, "red mug", |o| o.id != mug)
+        .await
+        .unwrap();
+    assert_eq!(without.candidates.len(), 2, "{without:?}");
+    assert!(
+        without.candidates.iter().all(|c| c.id != mug),
+        "{without:?}"
+    );
+    assert_eq!(without.candidates[0].id, all.candidates[1].id);
+    assert!(
+        without.keys.is_empty(),
+        "nothing else is a red mug: {without:?}"
+    );
+    // a forgotten key names nothing and is not given again
+    assert_eq!(reg.remove(&key), Some(mug));
+    assert_eq!(reg.resolve(&key), None);
+    assert_eq!(reg.remove(&key), None);
+    let again = r.retrieve(&map, &mut reg, "red mug").await.unwrap();
+    assert_eq!(again.keys[0].as_str(), "red_mug_1", "{again:?}");
+    // asked about one object directly
+    let obj = map.get(mug).unwrap();
+    assert!(r.confirm(obj, "red mug").await.unwrap());
+    assert!(!r.confirm(obj, "a purple elephant").await.unwrap());
+}

@@ -262,10 +262,11 @@ impl GraphBackend {
     }
 
     /// Looks at `key` again when an action on it failed since it was last seen. A look
-    /// that finds nothing keeps the old view (the action then works from that).
-    async fn refresh(&self, key: &ObjectKey, ctx: &ToolContext) {
+    /// that finds nothing keeps the old view (the action then works from that); looks
+    /// that say the object is not what was asked for end the call (the map withdrew it).
+    async fn refresh(&self, key: &ObjectKey, ctx: &ToolContext) -> ToolResult<()> {
         if !self.stale().remove(key) {
-            return;
+            return Ok(());
         }
         match self.map.relocalize(key, &self.look_camera).await {
             Ok(Some(found)) => {
@@ -276,8 +277,12 @@ impl GraphBackend {
                 });
             }
             Ok(None) => tracing::info!(object = %key, "another look did not find the object"),
+            Err(e) if e.failure.kind == FailureKind::UnknownObject => {
+                return Err(tool_failure(e));
+            }
             Err(e) => tracing::warn!(object = %key, "cannot look at the object again: {e}"),
         }
+        Ok(())
     }
 
     /// Records into `journal` (shared with whoever writes the report).
@@ -590,7 +595,7 @@ impl ToolBackend for GraphBackend {
         action: &str,
         ctx: &ToolContext,
     ) -> ToolResult<ActionReport> {
-        self.refresh(obj, ctx).await;
+        self.refresh(obj, ctx).await?;
         let r = self.interact_once(obj, action, ctx).await;
         self.note_failure(obj, &r);
         r
@@ -639,7 +644,7 @@ impl ToolBackend for GraphBackend {
         obj: &ObjectKey,
         ctx: &ToolContext,
     ) -> ToolResult<ActionReport> {
-        self.refresh(obj, ctx).await;
+        self.refresh(obj, ctx).await?;
         let r = self.skill_once(skill, obj, ctx).await;
         self.note_failure(obj, &r);
         r

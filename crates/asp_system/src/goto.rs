@@ -56,11 +56,13 @@ impl Relocalizer for KeyRelocalizer {
         _previous: &PointCloud,
         camera: &str,
     ) -> Result<Option<Relocalized>, RelocalizeError> {
-        let found = self
-            .map
-            .relocalize(&self.key, camera)
-            .await
-            .map_err(|e| RelocalizeError(e.message))?;
+        let found = self.map.relocalize(&self.key, camera).await.map_err(|e| {
+            if e.failure.kind == FailureKind::UnknownObject {
+                RelocalizeError::NotIt(e.message)
+            } else {
+                RelocalizeError::Failed(e.message)
+            }
+        })?;
         let Some(found) = found else { return Ok(None) };
         let mut local_map = ObjectMap::new(found.cloud.frame.clone());
         let object = local_map.allocate_id();

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use asp_config::LoadedConfig;
 use asp_config::sections::perception::{MappingConfig, SurveyLooks};
+use asp_core::models::RetrievalVlm;
 use asp_core::robot::{
     ArmMotion, BaseNavigation, CancellationToken, FrameSource, NavErrorCode, NavOutcome,
     TerminalStatus,
@@ -41,7 +42,29 @@ struct MapState {
     /// from where the base stood at `seen_from`.
     seen_poses: std::collections::BTreeSet<usize>,
     seen_from: Option<Pose2D>,
+    /// Where closer looks said an object a query had found is not what it asked for,
+    /// newest last (at most [`WITHDRAWN_KEPT`]): retrieval passes over objects there for
+    /// that query, across rebuilds (map-frame positions, not ids).
+    withdrawn: Vec<Withdrawn>,
+    /// Where the base stood when the map was last built (the last survey stop, or the
+    /// base's pose without a survey): a search steps sideways as the robot then faced.
+    built_at: Option<Pose2D>,
 }
+
+/// An object a query found and closer looks took back.
+#[derive(Debug, Clone)]
+struct Withdrawn {
+    query: String,
+    at: Point3,
+}
+
+/// The withdrawals remembered (oldest forgotten first).
+const WITHDRAWN_KEPT: usize = 64;
+
+/// Closer looks asked about an object found where the map had it before it is withdrawn
+/// from its query: the first look's "no" and a second look's (a single wrong answer
+/// does not lose a true object).
+const WITHDRAW_AFTER_LOOKS: usize = 2;
 
 /// How far the base moves before the mapping poses count as unseen again: from a new
 /// place, the same arm pose sees other things.
@@ -116,12 +139,6 @@ fn associate(
         .min_by(|a, b| a.1.total_cmp(&b.1))
 }
 
-/// The absolute difference of two headings, in [0, π].
-fn angle_between(a: Real, b: Real) -> Real {
-    let d = (a - b).rem_euclid(std::f32::consts::TAU);
-    d.min(std::f32::consts::TAU - d)
-}
-
 /// How far behind a search stop the base may stand when the stop itself is occupied,
 /// metres, and the step.
 const BACK_OFF_M: Real = 0.3;
@@ -162,6 +179,44 @@ impl std::fmt::Debug for MapService {
             .finish_non_exhaustive()
     }
 }
+
+/// Whether two queries ask for the same thing (case and outer spaces aside).
+fn same_query(a: &str, b: &str) -> bool {
+    a.trim().eq_ignore_ascii_case(b.trim())
+}
+
+/// The object of `local` that stands where `previous` was: about its size (its box's
+/// diagonal within half and twice `previous`'s: a table seen where a missed cup stood is
+/// not the cup) and on the same place (half the points of one within
+/// [`SAME_PLACE_M`] of the other's: a neighbour a hand's width away is not it), the
+/// nearest of those.
+fn same_object_in<'m>(local: &'m ObjectMap, previous: &PointCloud) -> Option<&'m Object> {
+    let diagonal = |c: &PointCloud| c.aabb().map(|(lo, hi)| (hi - lo).norm());
+    let (at, size) = (previous.centroid()?, diagonal(previous)?);
+    let overlap = |c: &PointCloud| {
+        let a = c.fraction_within(previous, SAME_PLACE_M).unwrap_or(0.0);
+        let b = previous.fraction_within(c, SAME_PLACE_M).unwrap_or(0.0);
+        a.max(b)
+    };
+    local
+        .objects
+        .iter()
+        .filter_map(|o| {
+            let c = &o.point_cloud;
+            Some((o, (c.centroid()? - at).norm(), diagonal(c)?))
+        })
+        .filter(|(o, _, s)| {
+            *s <= 2.0 * size.max(1e-3)
+                && size <= 2.0 * s.max(1e-3)
+                && overlap(&o.point_cloud) >= 0.5
+        })
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(o, _, _)| o)
+}
+
+/// How near a point of one cloud must be to the other's for the two to stand on the same
+/// place (localisation drift between two looks, a voxel or two).
+const SAME_PLACE_M: Real = 0.03;
 
 fn perception_error(e: asp_perception::PerceptionError) -> ServiceError {
     ServiceError::new(FailureKind::Perception, e.to_string())
@@ -211,8 +266,18 @@ impl MapService {
                 looks: 0,
                 seen_poses: std::collections::BTreeSet::new(),
                 seen_from: None,
+                withdrawn: Vec::new(),
+                built_at: None,
             }),
         })
+    }
+
+    /// Confirms retrieval candidates with `vlm` instead of the configured one (another
+    /// model behind the same interface).
+    pub fn with_retrieval_vlm(mut self, vlm: Arc<dyn RetrievalVlm>) -> Result<Self, ServiceError> {
+        self.retriever = asp_perception::factory::retriever(&self.cfg, &self.models, Some(vlm))
+            .map_err(perception_error)?;
+        Ok(self)
     }
 
     /// Takes `mapping.arm_poses` with `arm` before capturing (keeps the arm out of view).
@@ -311,8 +376,9 @@ impl MapService {
                 }
             }
         }
+        st.built_at = self.base.base_pose().await.ok();
         if start.is_none() {
-            st.seen_from = self.base.base_pose().await.ok();
+            st.seen_from = st.built_at;
         }
         if let Some(home) = start {
             // nothing was seen from the start itself: looks there are all new
@@ -326,6 +392,78 @@ impl MapService {
         }
         st.built = true;
         Ok(())
+    }
+
+    /// `object_retrieval` over the map, passing over objects where closer looks withdrew
+    /// one from this query.
+    async fn retrieve_in_map(
+        &self,
+        st: &mut MapState,
+        query: &str,
+    ) -> Result<Retrieval, ServiceError> {
+        let radius = self.max_shift();
+        let withdrawn: Vec<Point3> = st
+            .withdrawn
+            .iter()
+            .filter(|w| same_query(&w.query, query))
+            .map(|w| w.at)
+            .collect();
+        self.retriever
+            .retrieve_where(st.builder.map(), &mut st.registry, query, |o| {
+                !o.point_cloud
+                    .centroid()
+                    .is_some_and(|c| withdrawn.iter().any(|w| (c - w).norm() <= radius))
+            })
+            .await
+            .map_err(perception_error)
+    }
+
+    /// A look from the next mapping arm pose (not the same one again): a local map of
+    /// `camera`'s frame.
+    async fn look_locally(&self, camera: &str) -> Result<MapBuilder, ServiceError> {
+        let look = {
+            let mut st = self.state.lock().await;
+            self.next_look(&mut st)
+        };
+        self.take_pose(
+            look.map(|i| self.mapping.arm_poses[i].as_str()),
+            &CancellationToken::new(),
+        )
+        .await;
+        let frame = self.frames.capture(camera).await.map_err(|e| {
+            ServiceError::new(
+                FailureKind::Perception,
+                format!("camera {camera:?} gave no frame: {e}"),
+            )
+        })?;
+        let mut local = asp_perception::factory::map_builder(&self.cfg, &self.models)
+            .map_err(perception_error)?;
+        local.add_keyframe(&frame).map_err(perception_error)?;
+        Ok(local)
+    }
+
+    /// Closer looks said the object `key` stands for, at `at`, is not `query`: its key
+    /// is forgotten and retrieval passes over objects there for that query.
+    async fn withdraw(&self, key: &ObjectKey, query: &str, at: Point3) {
+        let mut st = self.state.lock().await;
+        st.registry.remove(key);
+        st.queries.remove(key);
+        st.pinned.remove(key);
+        st.withdrawn.push(Withdrawn {
+            query: query.to_owned(),
+            at,
+        });
+        let excess = st.withdrawn.len().saturating_sub(WITHDRAWN_KEPT);
+        st.withdrawn.drain(..excess);
+        info!(object = %key, query, "withdrawn from its query");
+    }
+
+    fn max_shift(&self) -> Real {
+        self.cfg
+            .config
+            .object_map_node
+            .retrieval
+            .relocalize_max_shift
     }
 
     /// The index in `mapping.arm_poses` of the next look (cycling), counting it.
@@ -374,8 +512,7 @@ impl MapService {
         let here = self.base.base_pose().await.ok();
         let moved = match (st.seen_from, here) {
             (Some(a), Some(b)) => {
-                a.distance_to(&b) > LOOK_AGAIN_AFTER_M
-                    || angle_between(a.theta, b.theta) > LOOK_AGAIN_AFTER_RAD
+                a.distance_to(&b) > LOOK_AGAIN_AFTER_M || a.turn_to(&b) > LOOK_AGAIN_AFTER_RAD
             }
             _ => true,
         };
@@ -424,14 +561,21 @@ impl MapService {
         let (cancel, _estop) = self.motion_token()?;
         let n = self.mapping.arm_poses.len();
         let looks = self.looks_at_stop((n > 0).then_some(0), true);
-        let (sin, cos) = start.theta.sin_cos();
+        // sideways as the robot faced when it built the map (it faced what it was put
+        // before; go_to since may have turned it at an angle to the table, where
+        // sideways runs into it), unless the base has left that place
+        let heading = match st.built_at {
+            Some(b) if b.distance_to(&start) <= self.mapping.search.reach => b.theta,
+            _ => start.theta,
+        };
+        let (sin, cos) = heading.sin_cos();
         let mut blocked = [false; 2];
         for offset in offsets {
             let side = usize::from(offset < 0.0);
             if blocked[side] || cancel.is_cancelled() {
                 continue;
             }
-            let stop = Pose2D::new(start.x - offset * sin, start.y + offset * cos, start.theta);
+            let stop = Pose2D::new(start.x - offset * sin, start.y + offset * cos, heading);
             let nav = self.navigate_near(stop, &cancel).await;
             if nav.status != TerminalStatus::Succeeded {
                 info!(
@@ -446,11 +590,7 @@ impl MapService {
                     .await;
                 self.capture_keyframes(st).await?;
             }
-            let found = self
-                .retriever
-                .retrieve(st.builder.map(), &mut st.registry, query)
-                .await
-                .map_err(perception_error)?;
+            let found = self.retrieve_in_map(st, query).await?;
             if !found.keys.is_empty() {
                 // a match at the edge of a view is one model's word: the closer view
                 // must confirm it, or the search goes on
@@ -518,11 +658,7 @@ impl MapService {
                 .await;
             self.capture_keyframes(st).await?;
         }
-        let again = self
-            .retriever
-            .retrieve(st.builder.map(), &mut st.registry, &found.query)
-            .await
-            .map_err(perception_error)?;
+        let again = self.retrieve_in_map(st, &found.query).await?;
         Ok(if again.keys.is_empty() {
             InFront::NotConfirmed
         } else {
@@ -648,22 +784,14 @@ impl ObjectMapPort for MapService {
             self.build(&mut st).await?;
         }
         let st = &mut *st;
-        let mut retrieval = self
-            .retriever
-            .retrieve(st.builder.map(), &mut st.registry, query)
-            .await
-            .map_err(perception_error)?;
+        let mut retrieval = self.retrieve_in_map(st, query).await?;
         // nothing matched: look from the poses this map has not seen yet, then again
         if retrieval.keys.is_empty() && self.look_around(st).await? {
             info!(
                 query,
                 "nothing matched; looked around from the other mapping poses"
             );
-            retrieval = self
-                .retriever
-                .retrieve(st.builder.map(), &mut st.registry, query)
-                .await
-                .map_err(perception_error)?;
+            retrieval = self.retrieve_in_map(st, query).await?;
         }
         // still nothing: step sideways and look
         if retrieval.keys.is_empty()
@@ -869,61 +997,78 @@ impl ObjectMapPort for MapService {
                 .collect();
             (o.point_cloud.clone(), query, twins)
         };
-        let look = {
-            let mut st = self.state.lock().await;
-            self.next_look(&mut st)
-        };
-        // from the next mapping pose: another look, not the same one again
-        self.take_pose(
-            look.map(|i| self.mapping.arm_poses[i].as_str()),
-            &CancellationToken::new(),
-        )
-        .await;
-        let frame = self.frames.capture(camera).await.map_err(|e| {
-            ServiceError::new(
-                FailureKind::Perception,
-                format!("camera {camera:?} gave no frame: {e}"),
-            )
-        })?;
-        let mut local = asp_perception::factory::map_builder(&self.cfg, &self.models)
-            .map_err(perception_error)?;
-        local.add_keyframe(&frame).map_err(perception_error)?;
-        let mut registry = ObjectRegistry::new();
-        let found = self
-            .retriever
-            .retrieve(local.map(), &mut registry, &query)
-            .await
-            .map_err(perception_error)?;
-        let seen: Vec<(&Object, Point3, f32)> = found
-            .candidates
-            .iter()
-            .filter(|c| c.confirmed)
-            .filter_map(|c| {
-                let o = local.map().get(c.id)?;
-                Some((o, o.point_cloud.centroid()?, c.similarity))
-            })
-            .collect();
-        let centroids: Vec<Point3> = seen.iter().map(|s| s.1).collect();
-        let max_shift = self
-            .cfg
-            .config
-            .object_map_node
-            .retrieval
-            .relocalize_max_shift;
-        let Some((i, shift)) = associate(previous.centroid(), &twins, max_shift, &centroids) else {
-            return Ok(None);
-        };
-        let (object, _, score) = seen[i];
-        let relocalized = RelocalizedObject {
-            key: key.clone(),
-            cloud: object.point_cloud.clone(),
-            score,
-            shift,
-            local_objects: local.map().len(),
-        };
-        let mut st = self.state.lock().await;
-        st.pinned.insert(key.clone(), object.clone());
-        Ok(Some(relocalized))
+        let max_shift = self.max_shift();
+        for look in 1..=WITHDRAW_AFTER_LOOKS {
+            let local = self.look_locally(camera).await?;
+            let mut registry = ObjectRegistry::new();
+            let found = self
+                .retriever
+                .retrieve(local.map(), &mut registry, &query)
+                .await
+                .map_err(perception_error)?;
+            let seen: Vec<(&Object, Point3, f32)> = found
+                .candidates
+                .iter()
+                .filter(|c| c.confirmed)
+                .filter_map(|c| {
+                    let o = local.map().get(c.id)?;
+                    Some((o, o.point_cloud.centroid()?, c.similarity))
+                })
+                .collect();
+            let centroids: Vec<Point3> = seen.iter().map(|s| s.1).collect();
+            if let Some((i, shift)) = associate(previous.centroid(), &twins, max_shift, &centroids)
+            {
+                let (object, _, score) = seen[i];
+                let relocalized = RelocalizedObject {
+                    key: key.clone(),
+                    cloud: object.point_cloud.clone(),
+                    score,
+                    shift,
+                    local_objects: local.map().len(),
+                };
+                let mut st = self.state.lock().await;
+                st.pinned.insert(key.clone(), object.clone());
+                return Ok(Some(relocalized));
+            }
+            // not found: does this view show an object where the map had it, and what
+            // does the VLM say it is? Out of view (or seen only as part of something
+            // larger), the map's view stands.
+            let Some(at) = previous.centroid() else {
+                return Ok(None);
+            };
+            let Some(there) = same_object_in(local.map(), &previous) else {
+                tracing::debug!(object = %key, look, "not in this view");
+                return Ok(None);
+            };
+            let is_it = match found.candidates.iter().find(|c| c.id == there.id) {
+                Some(c) => c.confirmed,
+                None => self
+                    .retriever
+                    .confirm(there, &query)
+                    .await
+                    .map_err(perception_error)?,
+            };
+            if is_it {
+                tracing::debug!(object = %key, look, "in view, taken for the query, not the nearest match");
+                return Ok(None);
+            }
+            info!(
+                object = %key,
+                query,
+                look,
+                "a closer look says what stands where the map had the object is not what was asked for"
+            );
+            if look == WITHDRAW_AFTER_LOOKS {
+                self.withdraw(key, &query, at).await;
+            }
+        }
+        Err(ServiceError::with_failure(
+            asp_core::Failure::new(FailureKind::UnknownObject).retryable(),
+            format!(
+                "{key}, looked at again from here, is not {}: {WITHDRAW_AFTER_LOOKS} closer looks said so, so the map no longer offers it for {query:?}; retrieve {query:?} again (the map looks further)",
+                object_name(&query)
+            ),
+        ))
     }
 
     async fn snapshot(&self) -> MapSnapshot {
@@ -1017,13 +1162,5 @@ mod tests {
             reassociate(&before[..1], &now, 0.25, 0.75),
             vec![(0, ObjectId(2))]
         );
-    }
-
-    #[test]
-    fn headings_differ_by_the_short_way_round() {
-        let pi = std::f32::consts::PI;
-        assert!((angle_between(0.1, -0.1) - 0.2).abs() < 1e-6);
-        assert!((angle_between(pi - 0.1, -pi + 0.1) - 0.2).abs() < 1e-5);
-        assert!((angle_between(0.0, pi) - pi).abs() < 1e-6);
     }
 }

@@ -6,6 +6,8 @@
 
 mod common;
 
+use std::sync::Arc;
+
 use asp_config::LoadedConfig;
 use asp_core::robot::BaseNavigation;
 use asp_simulation::{SimSystem, SystemOptions, simulation};
@@ -80,4 +82,81 @@ async fn without_a_search_or_under_the_e_stop_the_base_stays() {
     let r = s.map.retrieve("apple").await;
     assert!(r.as_ref().map_or(true, |f| f.keys.is_empty()), "{r:?}");
     assert!(s.sim.base_pose().await.unwrap().distance_to(&start) < 1e-4);
+}
+
+/// A VLM that takes anything for what is asked while `gullible`, then answers as the
+/// simulated one does.
+struct Gullible {
+    inner: asp_perception::SimulatedRetrievalVlm,
+    gullible: std::sync::atomic::AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl asp_core::models::RetrievalVlm for Gullible {
+    async fn confirm(
+        &self,
+        query: &str,
+        views: &[asp_core::models::Observation],
+    ) -> Result<bool, asp_core::models::ModelError> {
+        if self.gullible.load(std::sync::atomic::Ordering::SeqCst) {
+            return Ok(true);
+        }
+        self.inner.confirm(query, views).await
+    }
+}
+
+/// An object a retrieval confirmed by mistake (the apple is out of every view from the
+/// start pose; whatever was taken for it is something else) is looked at again from
+/// where the robot stands: closer looks say it is not an apple, the map withdraws it
+/// (its key names nothing), and retrieval passes over it from then on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_match_closer_looks_reject_is_withdrawn_from_its_query() {
+    use std::sync::atomic::Ordering;
+    let data = tempfile::tempdir().unwrap();
+    let mut cfg = config(&data, 0.0);
+    // the simulated models in process (no stand-in server): the VLM is the test's
+    cfg.config.object_map_node.models.vlm =
+        asp_config::sections::perception::ModelBackend::Simulated;
+    let sim = simulation(&cfg, None).unwrap();
+    let models = asp_perception::factory::models(&cfg).unwrap();
+    let vlm = Arc::new(Gullible {
+        inner: asp_perception::factory::simulated_retrieval_vlm(&cfg, &models.text_embedder),
+        gullible: true.into(),
+    });
+    let map = asp_system::map::MapService::new(
+        &cfg,
+        models,
+        Arc::new(sim.clone()),
+        Arc::new(sim.clone()),
+    )
+    .unwrap()
+    .with_arm(Arc::new(sim.clone()))
+    .with_retrieval_vlm(vlm.clone())
+    .unwrap();
+    let found = map.retrieve("apple").await.unwrap();
+    assert!(!found.keys.is_empty(), "{found:?}");
+    let wrong = found.keys[0].clone();
+    let id = found.candidates[0].id;
+    vlm.gullible.store(false, Ordering::SeqCst);
+
+    let camera = &cfg.config.go_to_node.relocalize_camera;
+    let e = map.relocalize(&wrong, camera).await.unwrap_err();
+    assert_eq!(
+        e.failure.kind,
+        asp_core::FailureKind::UnknownObject,
+        "{e:?}"
+    );
+    assert!(e.failure.retryable, "{e:?}");
+    assert!(e.message.contains("no longer offers it"), "{}", e.message);
+    assert!(e.message.contains(wrong.as_str()), "{}", e.message);
+    assert!(map.object(&wrong).await.is_err(), "the key names nothing");
+
+    // retrieval passes over it: another candidate takes its place, none is confirmed
+    vlm.gullible.store(true, Ordering::SeqCst);
+    let again = map.retrieve("apple").await.unwrap();
+    assert!(again.candidates.iter().all(|c| c.id != id), "{again:?}");
+    assert!(!again.keys.contains(&wrong), "{again:?}");
+    // other queries still find it
+    let other = map.retrieve("thing").await.unwrap();
+    assert!(other.candidates.iter().any(|c| c.id == id), "{other:?}");
 }

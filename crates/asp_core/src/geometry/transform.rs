@@ -120,6 +120,12 @@ impl Pose2D {
     pub fn distance_to(&self, other: &Pose2D) -> Real {
         ((self.x - other.x).powi(2) + (self.y - other.y).powi(2)).sqrt()
     }
+
+    /// How far the two headings are apart, in [0, π].
+    pub fn turn_to(&self, other: &Pose2D) -> Real {
+        let d = (self.theta - other.theta).rem_euclid(std::f32::consts::TAU);
+        d.min(std::f32::consts::TAU - d)
+    }
 }
 
 #[cfg(test)]
@@ -127,6 +133,16 @@ mod tests {
     use super::*;
     use approx::assert_relative_eq;
     use std::f32::consts::FRAC_PI_2;
+
+    #[test]
+    fn headings_are_compared_the_short_way_round() {
+        let p = |theta| Pose2D::new(0.0, 0.0, theta);
+        let pi = std::f32::consts::PI;
+        assert!((p(0.1).turn_to(&p(-0.1)) - 0.2).abs() < 1e-6);
+        assert!((p(pi - 0.1).turn_to(&p(-pi + 0.1)) - 0.2).abs() < 1e-5);
+        assert!((p(0.0).turn_to(&p(pi)) - pi).abs() < 1e-6);
+        assert!(p(0.3).turn_to(&p(0.3 + std::f32::consts::TAU)) < 1e-5);
+    }
 
     #[test]
     fn chain_and_inverse() {
