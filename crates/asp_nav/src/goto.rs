@@ -6,7 +6,7 @@ use asp_config::GoToConfig;
 use asp_core::grid::OccupancyGrid;
 use asp_core::robot::{BaseNavigation, CancellationToken, NavOutcome, TerminalStatus};
 use asp_core::{
-    Affordance, Failure, FailureKind, ObjectKey, PointCloud, Real, State, ToolOutput, ToolValue,
+    Affordance, Failure, FailureKind, ObjectKey, PointCloud, State, ToolOutput, ToolValue,
 };
 use asp_skills::EStopListener;
 use tracing::{Instrument, info, info_span, warn};
@@ -14,11 +14,6 @@ use tracing::{Instrument, info, info_span, warn};
 use crate::codes::{nav_feedback, ours};
 use crate::relocalize::{RelocalizeError, Relocalized, Relocalizer};
 use crate::select::{PartSweep, PoseSelector, Selection, SelectionError, SelectionInput};
-
-/// The base stands at a chosen pose when this near it (metres, radians): go_to asked
-/// again from there means closer.
-const ALREADY_THERE_M: Real = 0.05;
-const ALREADY_THERE_RAD: Real = 0.1;
 
 /// One go_to call.
 #[derive(Debug, Clone, PartialEq)]
@@ -152,23 +147,7 @@ impl GoTo {
             robot,
             sweep: sweep.as_ref(),
         };
-        let selection = self.selector.select(&input);
-        // asked again from the very pose it would choose (the skill after it failed,
-        // out of reach): a closer one, the radii inside this one's
-        if let Ok(s) = &selection
-            && s.chosen.pose.distance_to(&robot) <= ALREADY_THERE_M
-            && s.chosen.pose.turn_to(&robot) <= ALREADY_THERE_RAD
-            && let Some(closer) = self.selector.inside(s.chosen.radius)
-            && let Ok(nearer) = closer.select(&input)
-        {
-            info!(
-                from = s.chosen.radius,
-                to = nearer.chosen.radius,
-                "go_to again from the pose it chose: a closer one"
-            );
-            return Ok(Ok(nearer));
-        }
-        Ok(selection)
+        Ok(self.selector.select(&input))
     }
 
     /// Drives to a pose suited to the request; `cancel` (or the e-stop) stops the base.

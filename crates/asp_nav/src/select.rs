@@ -262,38 +262,39 @@ impl PoseSelector {
     }
 
     /// The affordance direction on the floor (see the module notes), unit length.
-    pub fn affordance_direction(object: &[Point3], part: &[Point3]) -> Option<Vector3> {
+    pub fn affordance_direction(
+        object: &[Point3],
+        part: &[Point3],
+        seen_from: [Real; 2],
+    ) -> Option<Vector3> {
         let pp = Principal::of(part)?;
         let oc = Principal::of(object).map_or(pp.centroid, |p| p.centroid);
         let n = pp.normal();
         let flat = part.len() >= 3 && pp.flatness() < 0.3 && pp.roundness() > 0.2;
         if flat && Vector3::new(n.x, n.y, 0.0).norm() > 0.5 {
-            let away = pp.centroid - oc;
-            let n = if away.norm() > 0.005 && away.dot(&n) < 0.0 {
-                -n
+            // away from the object's centroid; where the part lies level with it (a
+            // thumbtack's head is most of what is seen of it, a handle beside a drawer
+            // front's centre), towards where it was seen from: a camera sees a surface
+            // from its front
+            let away = (pp.centroid - oc).dot(&n);
+            let towards_view = Vector3::new(
+                seen_from[0] - pp.centroid.x,
+                seen_from[1] - pp.centroid.y,
+                0.0,
+            )
+            .dot(&n);
+            let flip = if away.abs() > 0.005 {
+                away < 0.0
             } else {
-                n
+                towards_view < 0.0
             };
-            return horizontal(&n);
+            return horizontal(&if flip { -n } else { n });
         }
         let off = pp.centroid - oc;
         if Vector3::new(off.x, off.y, 0.0).norm() < 0.01 {
             return None;
         }
         horizontal(&off)
-    }
-
-    /// A selector whose radii all lie inside `radius` (one step in first, then inwards to
-    /// `min_radius`); `None` when none does.
-    pub fn inside(&self, radius: Real) -> Option<Self> {
-        let mut cfg = self.cfg.clone();
-        let r = radius - cfg.radius_step;
-        if r < cfg.min_radius - 1e-6 {
-            return None;
-        }
-        cfg.radius = r;
-        cfg.max_radius = r;
-        Some(Self { cfg })
     }
 
     /// Radii in the order they are tried: r, r − s, r + s, r − 2s, … within the bounds.
@@ -324,9 +325,9 @@ impl PoseSelector {
         let oc = Principal::of(input.object)
             .ok_or(SelectionError::EmptyObject)?
             .centroid;
-        let n = input
-            .affordance
-            .and_then(|a| Self::affordance_direction(input.object, a));
+        let n = input.affordance.and_then(|a| {
+            Self::affordance_direction(input.object, a, [input.robot.x, input.robot.y])
+        });
         // without an affordance, the side of the object the robot is on: the side its
         // cameras saw (a drawer's front, a cup's handle), not one a cheaper cost map
         // behind the table offers
@@ -619,22 +620,6 @@ mod tests {
     }
 
     #[test]
-    fn a_selector_inside_a_radius_tries_only_smaller_ones() {
-        let s = PoseSelector::new(GoToConfig::default());
-        let inside = s.inside(0.85).unwrap();
-        let r = inside.radii();
-        let want = [0.75, 0.65, 0.55, 0.45];
-        assert_eq!(r.len(), want.len(), "{r:?}");
-        for (a, b) in r.iter().zip(want) {
-            assert!((a - b).abs() < 1e-5, "{r:?}");
-        }
-        assert!(
-            s.inside(0.5).is_none(),
-            "nothing inside the smallest radius"
-        );
-    }
-
-    #[test]
     fn a_part_that_sticks_out_towards_the_robot_is_not_worked_at_from_too_near() {
         let g = room();
         // an open door's handle bar 0.55 m out from the cabinet's centre, towards -y
@@ -759,7 +744,7 @@ mod tests {
         let bar: Vec<Point3> = (0..20)
             .map(|k| Point3::new(-0.12, 0.0, 0.4 + k as Real * 0.01))
             .collect();
-        let n = PoseSelector::affordance_direction(&object, &bar).unwrap();
+        let n = PoseSelector::affordance_direction(&object, &bar, [0.0, 0.0]).unwrap();
         assert!(n.x < -0.99, "{n:?}");
         // an upward-facing flat keypad on the +y half of the top
         let mut pad = Vec::new();
@@ -772,7 +757,7 @@ mod tests {
                 ));
             }
         }
-        let n = PoseSelector::affordance_direction(&object, &pad).unwrap();
+        let n = PoseSelector::affordance_direction(&object, &pad, [0.0, 0.0]).unwrap();
         assert!(n.y > 0.99, "{n:?}");
         // a vertical flat panel facing +x, centred on the object: its normal, not the
         // (zero) offset
@@ -786,8 +771,15 @@ mod tests {
                 ));
             }
         }
-        let n = PoseSelector::affordance_direction(&object, &panel).unwrap();
+        let n = PoseSelector::affordance_direction(&object, &panel, [0.0, 0.0]).unwrap();
         assert!(n.x > 0.99, "{n:?}");
+        // a flat part that is all that was seen of its object (a thumbtack's head on a
+        // board): its normal's sign says nothing, the side it was seen from does
+        let head: Vec<Point3> = panel.iter().map(|p| Point3::new(2.0, p.y, p.z)).collect();
+        for (seen_from, sign) in [([0.0, 0.0], -1.0), ([4.0, 0.0], 1.0)] {
+            let n = PoseSelector::affordance_direction(&head, &head, seen_from).unwrap();
+            assert!(n.x * sign > 0.99, "seen from {seen_from:?}: {n:?}");
+        }
     }
 
     #[test]

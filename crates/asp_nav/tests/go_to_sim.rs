@@ -419,23 +419,3 @@ async fn an_object_not_seen_again_on_arrival_keeps_the_maps_view() {
         assert!(failure.retryable, "retrieving again is the way on");
     }
 }
-
-/// go_to asked again from the very pose it chose (the skill after it failed out of
-/// reach) takes a closer one; from elsewhere it chooses as before.
-#[tokio::test]
-async fn go_to_again_from_its_own_pose_comes_closer() {
-    let sim = sim_for("mobile/dial_phone.yaml");
-    let cfg = go_to_config(1.0);
-    let goto = GoTo::new(Arc::new(sim.clone()), &cfg, EStop::new().listener(), None);
-    let req = || request(&sim, "phone", "phone key", Skill::TipPush);
-    let first = goto.go_to(req(), &CancellationToken::new()).await;
-    assert!(first.arrived(), "{:#?}", first.report());
-    let r1 = first.report().selection.as_ref().unwrap().chosen.radius;
-    let second = goto.go_to(req(), &CancellationToken::new()).await;
-    assert!(second.arrived(), "{:#?}", second.report());
-    let r2 = second.report().selection.as_ref().unwrap().chosen.radius;
-    assert!(r2 < r1 - 0.05, "{r1} then {r2}");
-    let at = sim.base_pose().await.unwrap();
-    let chosen = second.report().selection.as_ref().unwrap().chosen.pose;
-    assert!(at.distance_to(&chosen) < 0.1, "{at:?} vs {chosen:?}");
-}
