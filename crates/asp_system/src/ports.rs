@@ -142,7 +142,9 @@ pub trait ObjectMapPort: Send + Sync {
     async fn moved(&self, key: &ObjectKey, to: Point3) -> Result<(), ServiceError>;
     /// Takes the next mapping arm pose, builds a local map from `camera`'s frame, finds
     /// `key` again with its query (the match nearest its old cloud) and replaces its
-    /// cloud and crops: a fresh look at one object. `Ok(None)`: not found.
+    /// cloud and crops: a fresh look at one object. `Ok(None)`: not found. An
+    /// `UnknownObject` error (retryable): closer looks said what stands where the map had
+    /// it is not what its query asked for, and the map withdrew it (or the key is unknown).
     async fn relocalize(
         &self,
         key: &ObjectKey,
