@@ -355,3 +355,28 @@ fn the_search_steps_left_outwards_then_right_and_its_step_is_checked() {
         .to_string();
     assert!(msg.contains("object_map_node.mapping.search.step"), "{msg}");
 }
+
+#[test]
+fn a_footprint_needs_three_corners_inside_its_circle() {
+    let tmp = tempfile::tempdir().unwrap();
+    let load = |footprint: &str| {
+        let f = write(
+            tmp.path(),
+            "g.yaml",
+            &format!("go_to_node:\n  ros__parameters:\n    footprint: {footprint}\n"),
+        );
+        ConfigLoader::new().file(&f).unwrap().load()
+    };
+    let msg = load("[[0.3, 0.25], [-0.3, 0.25]]").unwrap_err().to_string();
+    assert!(msg.contains("go_to_node.footprint"), "{msg}");
+    assert!(msg.contains("at least 3 corners"), "{msg}");
+    // a corner 0.5 m out, beyond the 0.4 m footprint_radius
+    let msg = load("[[0.5, 0.0], [-0.3, 0.25], [-0.3, -0.25]]")
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("go_to_node.footprint"), "{msg}");
+    assert!(msg.contains("[0.5, 0.0]"), "{msg}");
+    // none: the circle
+    let cfg = load("[]").unwrap();
+    assert!(cfg.config.go_to_node.footprint.is_empty());
+}

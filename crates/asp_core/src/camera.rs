@@ -162,12 +162,36 @@ impl RgbdFrame {
         }
         PointCloud::new(self.camera_pose.parent.clone(), points).with_colors(colors)
     }
+
+    /// Whether the map point `p` is in this view: in front of the camera within
+    /// `max_depth`, inside the image, and not hidden behind something the depth image
+    /// reads more than `occlusion_margin` nearer (a pixel with no reading hides nothing).
+    pub fn sees(&self, p: &Point3, max_depth: Real, occlusion_margin: Real) -> bool {
+        let c = self.camera_pose.iso.inverse_transform_point(p);
+        if !(c.z > 0.0 && c.z <= max_depth) {
+            return false;
+        }
+        let Some((u, v)) = self.intrinsics.project(&c) else {
+            return false;
+        };
+        let (w, h) = (
+            self.intrinsics.width as Real,
+            self.intrinsics.height as Real,
+        );
+        if !(u >= 0.0 && v >= 0.0 && u < w && v < h) {
+            return false;
+        }
+        match self.depth.get(u as u32, v as u32) {
+            Some(&d) if d.is_finite() && d > 0.0 => d + occlusion_margin >= c.z,
+            _ => true,
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::geometry::Isometry3;
+    use crate::geometry::{Isometry3, Vector3};
     use crate::image::{Box2, Image};
     use approx::assert_relative_eq;
 
@@ -220,6 +244,33 @@ mod tests {
         assert_eq!(frame.back_project(None, 1.5, 10.0).unwrap().len(), 0);
         let wrong = Mask::empty(3, 3);
         assert!(frame.back_project(Some(&wrong), 0.1, 10.0).is_err());
+    }
+
+    #[test]
+    fn a_point_is_seen_in_the_image_in_range_and_not_behind_a_nearer_reading() {
+        let mut depth = Image::filled(4, 4, 2.0f32);
+        *depth.get_mut(3, 3).unwrap() = 0.5; // something near the camera in that corner
+        *depth.get_mut(0, 3).unwrap() = 0.0; // no reading
+        let frame = RgbdFrame {
+            rgb: Image::filled(4, 4, [0, 0, 0]),
+            depth,
+            intrinsics: intr(),
+            camera_pose: Transform::new("map", "camera", Isometry3::translation(0.0, 0.0, 1.0)),
+            stamp: 0.0,
+            ground_truth: None,
+        };
+        // the map point 1.5 m in front of the camera, at the image centre
+        assert!(frame.sees(&Point3::new(0.0, 0.0, 2.5), 10.0, 0.05));
+        // beyond the range, behind the camera, outside the image
+        assert!(!frame.sees(&Point3::new(0.0, 0.0, 2.5), 1.0, 0.05));
+        assert!(!frame.sees(&Point3::new(0.0, 0.0, 0.5), 10.0, 0.05));
+        assert!(!frame.sees(&Point3::new(5.0, 0.0, 2.5), 10.0, 0.05));
+        // pixel (3, 3) reads 0.5 m: a point 1.5 m away there is hidden
+        let corner = frame.intrinsics.unproject(3.5, 3.5, 1.5);
+        assert!(!frame.sees(&(corner + Vector3::new(0.0, 0.0, 1.0)), 10.0, 0.05));
+        // pixel (0, 3) has no reading: it hides nothing
+        let blind = frame.intrinsics.unproject(0.5, 3.5, 1.5);
+        assert!(frame.sees(&(blind + Vector3::new(0.0, 0.0, 1.0)), 10.0, 0.05));
     }
 
     #[test]

@@ -32,6 +32,7 @@
 use asp_config::GoToConfig;
 use asp_config::sections::go_to::PartMotionConfig;
 use asp_core::Skill;
+use asp_core::geometry::polygon_contains;
 use asp_core::grid::{OccupancyGrid, UNKNOWN};
 use asp_core::{Point3, Pose2D, Real, Vector3};
 use asp_skills::articulation::{JointEstimate, JointKind, estimate_joint};
@@ -246,6 +247,10 @@ pub struct PoseSelector {
 /// Costs closer than this are a tie.
 const TIE: Real = 1e-4;
 
+/// Fewer points of an affordance part than this (1 cm voxels: a few square centimetres
+/// seen) give it no side of its object.
+pub const MIN_PART_POINTS_FOR_SIDE: usize = 6;
+
 impl PoseSelector {
     pub fn new(cfg: GoToConfig) -> Self {
         Self { cfg }
@@ -261,16 +266,22 @@ impl PoseSelector {
         self
     }
 
-    /// The affordance direction on the floor (see the module notes), unit length.
+    /// The affordance direction on the floor (see the module notes), unit length; `None`
+    /// for a part of fewer than [`MIN_PART_POINTS_FOR_SIDE`] points.
     pub fn affordance_direction(
         object: &[Point3],
         part: &[Point3],
         seen_from: [Real; 2],
     ) -> Option<Vector3> {
+        // a few voxels of part say nothing about its side: their offset from the object's
+        // centroid is the segmentation's noise (a plug's two visible voxels)
+        if part.len() < MIN_PART_POINTS_FOR_SIDE {
+            return None;
+        }
         let pp = Principal::of(part)?;
         let oc = Principal::of(object).map_or(pp.centroid, |p| p.centroid);
         let n = pp.normal();
-        let flat = part.len() >= 3 && pp.flatness() < 0.3 && pp.roundness() > 0.2;
+        let flat = pp.flatness() < 0.3 && pp.roundness() > 0.2;
         if flat && Vector3::new(n.x, n.y, 0.0).norm() > 0.5 {
             // away from the object's centroid; where the part lies level with it (a
             // thumbtack's head is most of what is seen of it, a handle beside a drawer
@@ -328,6 +339,13 @@ impl PoseSelector {
         let n = input.affordance.and_then(|a| {
             Self::affordance_direction(input.object, a, [input.robot.x, input.robot.y])
         });
+        tracing::debug!(
+            direction = ?n.map(|v| [v.x, v.y]),
+            object_centroid = ?[oc.x, oc.y, oc.z],
+            part_centroid = ?input.affordance.and_then(Principal::of).map(|p| [p.centroid.x, p.centroid.y, p.centroid.z]),
+            part_points = input.affordance.map_or(0, <[Point3]>::len),
+            "affordance direction"
+        );
         // without an affordance, the side of the object the robot is on: the side its
         // cameras saw (a drawer's front, a cup's handle), not one a cheaper cost map
         // behind the table offers
@@ -340,6 +358,7 @@ impl PoseSelector {
             .and_then(Principal::of)
             .map_or(oc, |p| p.centroid);
         let disc = footprint_disc(input.grid.resolution, self.cfg.footprint_radius);
+        let footprint = Footprint::new(&self.cfg, &disc);
         let mut counts = [0usize; 6];
         let mut radii = Vec::new();
         let mut evaluated = 0;
@@ -350,7 +369,7 @@ impl PoseSelector {
                 .map(|k| {
                     let phi = std::f32::consts::TAU * k as Real / self.cfg.angular_samples as Real;
                     let p = [oc.x + r * phi.cos(), oc.y + r * phi.sin()];
-                    self.candidate(input, &disc, p, [oc.x, oc.y], r, p_aff, &reach_target)
+                    self.candidate(input, &footprint, p, [oc.x, oc.y], r, p_aff, &reach_target)
                 })
                 .collect();
             evaluated += candidates.len();
@@ -404,7 +423,7 @@ impl PoseSelector {
     fn candidate(
         &self,
         input: &SelectionInput<'_>,
-        disc: &[(i64, i64)],
+        footprint: &Footprint<'_>,
         p: [Real; 2],
         c: [Real; 2],
         r: Real,
@@ -413,7 +432,8 @@ impl PoseSelector {
     ) -> Candidate {
         let theta = (c[1] - p[1]).atan2(c[0] - p[0]);
         let pose = Pose2D::new(p[0], p[1], theta);
-        let (footprint_cost, mut rejection) = self.footprint(input.grid, disc, p);
+        let cells = footprint.cells(input.grid, &pose);
+        let (footprint_cost, mut rejection) = self.footprint(input.grid, &cells);
         let [ox, oy] = self.cfg.arm_offset;
         let (s, co) = theta.sin_cos();
         let mount = [p[0] + co * ox - s * oy, p[1] + s * ox + co * oy];
@@ -449,17 +469,11 @@ impl PoseSelector {
     }
 
     /// Mean occupancy under the footprint, and why the pose is invalid if it is.
-    fn footprint(
-        &self,
-        grid: &OccupancyGrid,
-        disc: &[(i64, i64)],
-        p: [Real; 2],
-    ) -> (Real, Option<Rejection>) {
-        let (ci, cj) = grid.world_to_cell(p[0], p[1]);
+    fn footprint(&self, grid: &OccupancyGrid, cells: &[(i64, i64)]) -> (Real, Option<Rejection>) {
         let mut sum = 0.0;
         let mut rejection = None;
-        for (di, dj) in disc {
-            match grid.get(ci + di, cj + dj) {
+        for &(i, j) in cells {
+            match grid.get(i, j) {
                 None => return (1.0, Some(Rejection::OutsideMap)),
                 Some(UNKNOWN) => {
                     if self.cfg.unknown_is_lethal {
@@ -476,7 +490,64 @@ impl PoseSelector {
                 }
             }
         }
-        (sum / disc.len().max(1) as Real, rejection)
+        (sum / cells.len().max(1) as Real, rejection)
+    }
+}
+
+/// What the base covers on the grid: its outline polygon at the pose's heading, or the
+/// circle of `footprint_radius` around it.
+enum Footprint<'d> {
+    Polygon {
+        corners: Vec<[Real; 2]>,
+        reach: Real,
+    },
+    Disc(&'d [(i64, i64)]),
+}
+
+impl<'d> Footprint<'d> {
+    fn new(cfg: &GoToConfig, disc: &'d [(i64, i64)]) -> Self {
+        if cfg.footprint.len() >= 3 {
+            // Nav2's padFootprint: each coordinate moved away from the centre
+            let pad = |v: Real| v + v.signum() * cfg.footprint_padding;
+            let corners: Vec<[Real; 2]> = cfg
+                .footprint
+                .iter()
+                .map(|c| [pad(c[0]), pad(c[1])])
+                .collect();
+            let reach = corners
+                .iter()
+                .map(|c| c[0].hypot(c[1]))
+                .fold(0.0, Real::max);
+            Footprint::Polygon { corners, reach }
+        } else {
+            Footprint::Disc(disc)
+        }
+    }
+
+    /// The cells under the base at `pose` (the centre cell at least).
+    fn cells(&self, grid: &OccupancyGrid, pose: &Pose2D) -> Vec<(i64, i64)> {
+        let (ci, cj) = grid.world_to_cell(pose.x, pose.y);
+        match self {
+            Footprint::Disc(disc) => disc.iter().map(|(di, dj)| (ci + di, cj + dj)).collect(),
+            Footprint::Polygon { corners, reach } => {
+                let n = (reach / grid.resolution).ceil() as i64 + 1;
+                let (sin, cos) = pose.theta.sin_cos();
+                let mut out = Vec::new();
+                for j in cj - n..=cj + n {
+                    for i in ci - n..=ci + n {
+                        let (x, y) = grid.cell_center(i, j);
+                        let (dx, dy) = (x - pose.x, y - pose.y);
+                        if polygon_contains(corners, [cos * dx + sin * dy, -sin * dx + cos * dy]) {
+                            out.push((i, j));
+                        }
+                    }
+                }
+                if out.is_empty() {
+                    out.push((ci, cj));
+                }
+                out
+            }
+        }
     }
 }
 
@@ -524,9 +595,11 @@ mod tests {
         v
     }
 
+    /// No reach limit, the 0.4 m circle as the footprint (the outline has its own test).
     fn cfg() -> GoToConfig {
         GoToConfig {
             arm_reach: 0.0,
+            footprint: Vec::new(),
             ..GoToConfig::default()
         }
     }
@@ -587,6 +660,48 @@ mod tests {
             .unwrap();
         assert_eq!(none.chosen.pose, near.chosen.pose);
         assert!(none.affordance_direction.is_none());
+    }
+
+    #[test]
+    fn the_base_outline_lets_its_front_come_nearer_a_table_than_its_circle() {
+        // a table from x = 2.6 to 3.2 along the whole room, a cup on it at x = 2.9
+        let mut g = room();
+        for i in 52..64 {
+            for j in 0..116 {
+                g.set(i, j, OCCUPIED);
+            }
+        }
+        let object = blob(Point3::new(2.9, 3.0, 0.8), 0.03);
+        let input = SelectionInput {
+            grid: &g,
+            object: &object,
+            affordance: None,
+            robot: Pose2D::new(1.0, 3.0, 0.0),
+            sweep: None,
+        };
+        // the arm works 0.5 m from its mount: the base's centre within 0.67 m of the cup
+        let reach = GoToConfig {
+            arm_reach: 0.5,
+            ..GoToConfig::default()
+        };
+        // the 0.60 × 0.50 m outline (padded 3 cm) facing the table: its front stops
+        // 0.33 m ahead of the centre, at x = 2.58
+        let s = PoseSelector::new(reach.clone()).select(&input).unwrap();
+        let p = s.chosen.pose;
+        assert!(
+            (p.x - 2.25).abs() < 1e-3 && (p.y - 3.0).abs() < 1e-3 && p.theta.abs() < 1e-3,
+            "{p:?}"
+        );
+        // the 0.4 m circle around it would overlap the table wherever the arm reaches
+        let circle = PoseSelector::new(GoToConfig {
+            footprint: Vec::new(),
+            ..reach
+        })
+        .select(&input);
+        assert!(
+            matches!(circle, Err(SelectionError::NoValidPose { .. })),
+            "{circle:?}"
+        );
     }
 
     #[test]
@@ -729,7 +844,7 @@ mod tests {
         // reach 0.6 from a mount 0.17 ahead: 0.85 is too far, 0.75 is the first radius
         let s = PoseSelector::new(GoToConfig {
             arm_reach: 0.6,
-            ..GoToConfig::default()
+            ..cfg()
         })
         .select(&input)
         .unwrap();
@@ -773,6 +888,12 @@ mod tests {
         }
         let n = PoseSelector::affordance_direction(&object, &panel, [0.0, 0.0]).unwrap();
         assert!(n.x > 0.99, "{n:?}");
+        // two voxels of a part beside the object's centroid: no side
+        let speck = [Point3::new(-0.02, 0.01, 0.5), Point3::new(-0.02, 0.02, 0.5)];
+        assert_eq!(
+            PoseSelector::affordance_direction(&object, &speck, [0.0, 0.0]),
+            None
+        );
         // a flat part that is all that was seen of its object (a thumbtack's head on a
         // board): its normal's sign says nothing, the side it was seen from does
         let head: Vec<Point3> = panel.iter().map(|p| Point3::new(2.0, p.y, p.z)).collect();

@@ -5,6 +5,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use asp_core::geometry::polygon_contains;
 use asp_core::grid::{FREE, OCCUPIED, OccupancyGrid};
 use asp_core::robot::NavErrorCode;
 use asp_core::{Isometry3, Pose2D, Real, Vector3};
@@ -73,23 +74,6 @@ fn inscribed_radius(polygon: &[[Real; 2]]) -> Real {
             (len > 0.0).then(|| (a[0] * dy - a[1] * dx).abs() / len)
         })
         .fold(Real::MAX, Real::min)
-}
-
-/// Whether `p` lies inside `polygon` (even-odd rule).
-fn inside(polygon: &[[Real; 2]], p: [Real; 2]) -> bool {
-    let n = polygon.len();
-    let mut inside = false;
-    let mut j = n - 1;
-    for i in 0..n {
-        let (a, b) = (polygon[i], polygon[j]);
-        if (a[1] > p[1]) != (b[1] > p[1])
-            && p[0] < (b[0] - a[0]) * (p[1] - a[1]) / (b[1] - a[1]) + a[0]
-        {
-            inside = !inside;
-        }
-        j = i;
-    }
-    inside
 }
 
 /// A planning failure with its Nav2 code.
@@ -188,7 +172,7 @@ impl NavMap {
                 }
                 let (cx, cy) = self.grid.cell_center(i, j);
                 let (dx, dy) = (cx - pose.x, cy - pose.y);
-                if inside(
+                if polygon_contains(
                     &self.params.footprint,
                     [cos * dx + sin * dy, -sin * dx + cos * dy],
                 ) {

@@ -14,7 +14,7 @@ use asp_core::robot::{
 };
 use asp_core::{
     FailureKind, FrameId, Object, ObjectId, ObjectKey, ObjectMap, Point3, PointCloud, Pose2D, Real,
-    Transform,
+    RgbdFrame, Transform,
 };
 use asp_perception::{MapBuilder, ObjectRegistry, ObjectRetriever, PerceptionModels, Retrieval};
 use async_trait::async_trait;
@@ -217,6 +217,11 @@ fn same_object_in<'m>(local: &'m ObjectMap, previous: &PointCloud) -> Option<&'m
 /// How near a point of one cloud must be to the other's for the two to stand on the same
 /// place (localisation drift between two looks, a voxel or two).
 const SAME_PLACE_M: Real = 0.03;
+/// A closer look judges where the map had an object only when that place is in its
+/// image within this range, metres, and not behind something the depth reads more than
+/// [`OCCLUSION_MARGIN_M`] nearer.
+const IN_VIEW_WITHIN_M: Real = 3.0;
+const OCCLUSION_MARGIN_M: Real = 0.05;
 
 fn perception_error(e: asp_perception::PerceptionError) -> ServiceError {
     ServiceError::new(FailureKind::Perception, e.to_string())
@@ -420,7 +425,7 @@ impl MapService {
 
     /// A look from the next mapping arm pose (not the same one again): a local map of
     /// `camera`'s frame.
-    async fn look_locally(&self, camera: &str) -> Result<MapBuilder, ServiceError> {
+    async fn look_locally(&self, camera: &str) -> Result<(MapBuilder, RgbdFrame), ServiceError> {
         let look = {
             let mut st = self.state.lock().await;
             self.next_look(&mut st)
@@ -439,7 +444,7 @@ impl MapService {
         let mut local = asp_perception::factory::map_builder(&self.cfg, &self.models)
             .map_err(perception_error)?;
         local.add_keyframe(&frame).map_err(perception_error)?;
-        Ok(local)
+        Ok((local, frame))
     }
 
     /// Closer looks said the object `key` stands for, at `at`, is not `query`: its key
@@ -456,6 +461,53 @@ impl MapService {
         let excess = st.withdrawn.len().saturating_sub(WITHDRAWN_KEPT);
         st.withdrawn.drain(..excess);
         info!(object = %key, query, "withdrawn from its query");
+    }
+
+    /// Whether retrieval passes over objects at `at` for `query` (a withdrawal there).
+    async fn was_withdrawn(&self, query: &str, at: Point3) -> bool {
+        let radius = self.max_shift();
+        let st = self.state.lock().await;
+        st.withdrawn
+            .iter()
+            .any(|w| same_query(&w.query, query) && (w.at - at).norm() <= radius)
+    }
+
+    /// A closer look saw `query` at `seen`, not where the map had `key` (`at`, in view):
+    /// the look joins the map, `key` is withdrawn from the query, and the answer tells
+    /// the agent to retrieve again (which now finds what this look saw).
+    async fn take_the_closer_view(
+        &self,
+        key: &ObjectKey,
+        query: &str,
+        at: Point3,
+        seen: Point3,
+        frame: &RgbdFrame,
+    ) -> ServiceError {
+        {
+            let mut st = self.state.lock().await;
+            if let Err(e) = st.builder.add_keyframe(frame) {
+                return perception_error(e);
+            }
+        }
+        info!(
+            object = %key,
+            query,
+            at = ?at,
+            seen = ?seen,
+            "a closer look found the query elsewhere and nothing of the object's size where the map had it"
+        );
+        self.withdraw(key, query, at).await;
+        ServiceError::with_failure(
+            asp_core::Failure::new(FailureKind::UnknownObject).retryable(),
+            format!(
+                "{key} was not there when looked at again from here (where the map had it is in view), but {} was, {:.2} m away at ({:.2}, {:.2}, {:.2}): the map now has this view and no longer offers {key} for {query:?}; retrieve {query:?} again",
+                object_name(query),
+                (seen - at).norm(),
+                seen.x,
+                seen.y,
+                seen.z
+            ),
+        )
     }
 
     fn max_shift(&self) -> Real {
@@ -999,7 +1051,7 @@ impl ObjectMapPort for MapService {
         };
         let max_shift = self.max_shift();
         for look in 1..=WITHDRAW_AFTER_LOOKS {
-            let local = self.look_locally(camera).await?;
+            let (local, frame) = self.look_locally(camera).await?;
             let mut registry = ObjectRegistry::new();
             let found = self
                 .retriever
@@ -1037,6 +1089,18 @@ impl ObjectMapPort for MapService {
                 return Ok(None);
             };
             let Some(there) = same_object_in(local.map(), &previous) else {
+                // nothing of its size where the map had it, though that place is in plain
+                // view, and what was asked for stands elsewhere in this view: the map's
+                // object was a mistaken match (a piece of a neighbour taken for it)
+                let elsewhere = seen.iter().find(|(_, c, _)| {
+                    twins.iter().all(|t| (c - t).norm() > max_shift) && (c - at).norm() > max_shift
+                });
+                if let Some(&(_, c, _)) = elsewhere
+                    && frame.sees(&at, IN_VIEW_WITHIN_M, OCCLUSION_MARGIN_M)
+                    && !self.was_withdrawn(&query, c).await
+                {
+                    return Err(self.take_the_closer_view(key, &query, at, c, &frame).await);
+                }
                 tracing::debug!(object = %key, look, "not in this view");
                 return Ok(None);
             };

@@ -160,3 +160,67 @@ async fn a_wrong_match_closer_looks_reject_is_withdrawn_from_its_query() {
     let other = map.retrieve("thing").await.unwrap();
     assert!(other.candidates.iter().any(|c| c.id == id), "{other:?}");
 }
+
+/// The mug the map found is moved farther than a re-detection follows (30 cm back on
+/// the table) while the robot stands before it: the closer look sees nothing where the
+/// map had it, though that place is in plain view, and a mug further on. The map takes
+/// that view, withdraws the old key, and the next retrieval finds the mug where it
+/// stands now.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_closer_look_finds_elsewhere_replaces_a_match_no_longer_there() {
+    let data = tempfile::tempdir().unwrap();
+    let cfg = config(&data, 0.0);
+    let s = system(&cfg).await;
+    let found = s.map.retrieve("mug").await.unwrap();
+    assert_eq!(found.keys.len(), 1, "{found:?}");
+    let old = found.keys[0].clone();
+    let was = s
+        .map
+        .object(&old)
+        .await
+        .unwrap()
+        .object
+        .point_cloud
+        .centroid()
+        .unwrap();
+    let shift = 0.3;
+    s.sim.with_state_mut(|st| {
+        let i = st.world.index_of("mug").unwrap();
+        st.world.objects[i].pose.translation.x += shift;
+    });
+
+    let camera = &cfg.config.go_to_node.relocalize_camera;
+    let e = s.map.relocalize(&old, camera).await.unwrap_err();
+    assert_eq!(
+        e.failure.kind,
+        asp_core::FailureKind::UnknownObject,
+        "{e:?}"
+    );
+    assert!(e.failure.retryable, "{e:?}");
+    assert!(
+        e.message.contains("was not there") && e.message.contains("but the mug was"),
+        "{}",
+        e.message
+    );
+    assert!(
+        s.map.object(&old).await.is_err(),
+        "the old key names nothing"
+    );
+
+    let again = s.map.retrieve("mug").await.unwrap();
+    assert_eq!(again.keys.len(), 1, "{again:?}");
+    assert_ne!(again.keys[0], old);
+    let now = s
+        .map
+        .object(&again.keys[0])
+        .await
+        .unwrap()
+        .object
+        .point_cloud
+        .centroid()
+        .unwrap();
+    assert!(
+        (now.x - (was.x + shift)).abs() < 0.06 && (now.y - was.y).abs() < 0.06,
+        "the mug was at {was:?}, is found at {now:?}"
+    );
+}

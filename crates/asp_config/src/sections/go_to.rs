@@ -36,6 +36,18 @@ pub struct GoToConfig {
     /// base is 0.60 × 0.50 m).
     #[garde(range(min = 0.05, max = 2.0))]
     pub footprint_radius: f32,
+    /// The base's outline on the floor, base frame (x forward, y left), metres, as
+    /// Nav2's `footprint`: candidate poses are checked against it at the heading they
+    /// face the object with, so the base's front may come as near a table as it really
+    /// can. Every corner within `footprint_radius`. Empty: the circle of
+    /// `footprint_radius`. Default the ASP base, 0.60 × 0.50 m.
+    #[garde(custom(footprint_within(self.footprint_radius)))]
+    pub footprint: Vec<[f32; 2]>,
+    /// Added to every corner of `footprint` away from the base centre, per axis, as
+    /// Nav2's `footprint_padding`: room for localisation error and the grid's cells.
+    /// Default 0.03.
+    #[garde(range(min = 0.0, max = 0.5))]
+    pub footprint_padding: f32,
     /// Occupancy values at or above this count as lethal. Default 65.
     #[garde(range(min = 1, max = 100))]
     pub lethal_cost: i8,
@@ -63,7 +75,9 @@ pub struct GoToConfig {
     /// Re-detect the object from the arrival frame (SPEC §1.6). Default on.
     #[garde(skip)]
     pub relocalize: bool,
-    /// Camera whose frame the local map is built from on arrival. Default `head`.
+    /// Camera whose frame the local map is built from on arrival, the arm at the next
+    /// mapping pose. Default `wrist`: the arm hides 14–21 % of the head camera's image,
+    /// right where the objects before the base are.
     #[garde(length(min = 1))]
     pub relocalize_camera: String,
 }
@@ -80,6 +94,8 @@ impl Default for GoToConfig {
             angular_samples: 36,
             lambda_aff: 1.0,
             footprint_radius: 0.4,
+            footprint: vec![[0.3, 0.25], [-0.3, 0.25], [-0.3, -0.25], [0.3, -0.25]],
+            footprint_padding: 0.03,
             lethal_cost: 65,
             unknown_is_lethal: true,
             arm_offset: [0.17, 0.0],
@@ -87,7 +103,7 @@ impl Default for GoToConfig {
             arm_min_reach: 0.3,
             part_motion: PartMotionConfig::default(),
             relocalize: true,
-            relocalize_camera: "head".into(),
+            relocalize_camera: "wrist".into(),
         }
     }
 }
@@ -142,6 +158,29 @@ fn finite_pair(v: &[f32; 2], _: &()) -> garde::Result {
         Ok(())
     } else {
         Err(garde::Error::new("both values must be finite metres"))
+    }
+}
+
+fn footprint_within(radius: f32) -> impl FnOnce(&Vec<[f32; 2]>, &()) -> garde::Result {
+    move |corners, _| {
+        if corners.is_empty() {
+            return Ok(());
+        }
+        if corners.len() < 3 {
+            return Err(garde::Error::new(format!(
+                "a footprint polygon needs at least 3 corners (or none for the circle), got {}",
+                corners.len()
+            )));
+        }
+        match corners
+            .iter()
+            .find(|c| !(c[0].is_finite() && c[1].is_finite() && c[0].hypot(c[1]) <= radius + 1e-4))
+        {
+            Some(c) => Err(garde::Error::new(format!(
+                "corner {c:?} lies outside footprint_radius {radius} m (or is not finite)"
+            ))),
+            None => Ok(()),
+        }
     }
 }
 
