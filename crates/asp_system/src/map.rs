@@ -185,6 +185,14 @@ fn same_query(a: &str, b: &str) -> bool {
     a.trim().eq_ignore_ascii_case(b.trim())
 }
 
+/// Whether retrieval for `query` passes over an object at `at`: a withdrawal for that
+/// query within `radius` of it.
+fn passed_over(withdrawn: &[Withdrawn], query: &str, at: Point3, radius: Real) -> bool {
+    withdrawn
+        .iter()
+        .any(|w| same_query(&w.query, query) && (w.at - at).norm() <= radius)
+}
+
 /// The object of `local` that stands where `previous` was: about its size (its box's
 /// diagonal within half and twice `previous`'s: a table seen where a missed cup stood is
 /// not the cup) and on the same place (half the points of one within
@@ -407,17 +415,12 @@ impl MapService {
         query: &str,
     ) -> Result<Retrieval, ServiceError> {
         let radius = self.max_shift();
-        let withdrawn: Vec<Point3> = st
-            .withdrawn
-            .iter()
-            .filter(|w| same_query(&w.query, query))
-            .map(|w| w.at)
-            .collect();
+        let withdrawn = &st.withdrawn;
         self.retriever
             .retrieve_where(st.builder.map(), &mut st.registry, query, |o| {
                 !o.point_cloud
                     .centroid()
-                    .is_some_and(|c| withdrawn.iter().any(|w| (c - w).norm() <= radius))
+                    .is_some_and(|c| passed_over(withdrawn, query, c, radius))
             })
             .await
             .map_err(perception_error)
@@ -465,11 +468,8 @@ impl MapService {
 
     /// Whether retrieval passes over objects at `at` for `query` (a withdrawal there).
     async fn was_withdrawn(&self, query: &str, at: Point3) -> bool {
-        let radius = self.max_shift();
         let st = self.state.lock().await;
-        st.withdrawn
-            .iter()
-            .any(|w| same_query(&w.query, query) && (w.at - at).norm() <= radius)
+        passed_over(&st.withdrawn, query, at, self.max_shift())
     }
 
     /// A closer look saw `query` at `seen`, not where the map had `key` (`at`, in view):
