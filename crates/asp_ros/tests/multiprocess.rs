@@ -126,6 +126,63 @@ async fn service_across_processes_with_the_cyclone_mapping() {
     service_call(ServiceMapping::Cyclone).await;
 }
 
+/// A client on the other RMW's service mapping gets no answer (its requests do not
+/// decode), but the server says why once, naming the RMW the client most likely runs;
+/// later bad requests go to debug level so a mismatched peer does not flood the log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_says_once_which_rmw_a_mismatched_client_runs() {
+    let domain = common::fresh_domain();
+    let peer = Peer::spawn_cmd(
+        std::process::Command::new(env!("CARGO_BIN_EXE_asp-ros-peer"))
+            .args(["serve-goal", "--service", "/asp/execute_goal"])
+            .env("ROS_DOMAIN_ID", domain.to_string())
+            .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+            .env("RUST_LOG", "warn,asp_ros::transport::dds=debug"),
+        "asp-ros-peer serve-goal (Fast DDS mapping)",
+    );
+    peer.expect("serving", WAIT);
+    let mut settings = common::settings(domain, ServiceMapping::Cyclone);
+    // every call is expected to go unanswered; this only bounds each wait
+    settings.call_timeout = Duration::from_secs(2);
+    let node = Transport::dds(settings).unwrap().node("caller").unwrap();
+    let client = node.client::<ExecuteGoal>("/asp/execute_goal").unwrap();
+    const CALLS: usize = 3;
+    for i in 0..CALLS {
+        let r = client
+            .call(ExecuteGoalRequest {
+                goal: format!("put the mug in the sink {i}"),
+            })
+            .await;
+        assert!(r.is_err(), "a mismatched request was answered: {r:?}");
+    }
+    let bad = |log: &[String]| {
+        log.iter()
+            .filter(|l| l.contains("does not decode") || l.contains("bad request"))
+            .count()
+    };
+    let deadline = std::time::Instant::now() + WAIT;
+    while bad(&peer.log()) < CALLS && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let log = peer.log();
+    assert_eq!(bad(&log), CALLS, "{log:#?}");
+    let said: Vec<&String> = log
+        .iter()
+        .filter(|l| l.contains("does not decode"))
+        .collect();
+    assert_eq!(said.len(), 1, "{log:#?}");
+    assert!(
+        said[0].contains("WARN")
+            && said[0].contains("most likely runs RMW_IMPLEMENTATION=rmw_cyclonedds_cpp"),
+        "{said:?}"
+    );
+    // nothing reached the handler
+    assert!(
+        std::iter::from_fn(|| peer.next(Duration::from_millis(200)))
+            .all(|e| e["event"] != "request")
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn this_process_serves_another_one() {
     let domain = common::fresh_domain();

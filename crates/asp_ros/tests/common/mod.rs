@@ -5,7 +5,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU16, Ordering};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 use asp_ros::transport::ServiceMapping;
@@ -45,6 +45,8 @@ pub struct Peer {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<Value>,
+    /// What the child wrote to stderr (its log), also passed on to this process's.
+    log: Arc<Mutex<Vec<String>>>,
     pub name: String,
 }
 
@@ -67,9 +69,18 @@ impl Peer {
         let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap_or_else(|e| panic!("starting {name}: {e}"));
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (stderr, kept) = (child.stderr.take().unwrap(), log.clone());
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                eprintln!("{line}");
+                kept.lock().unwrap().push(line);
+            }
+        });
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();
         let label = name.to_string();
@@ -90,8 +101,14 @@ impl Peer {
             stdin: child.stdin.take(),
             child,
             lines: rx,
+            log,
             name: name.to_string(),
         }
+    }
+
+    /// The child's log lines so far.
+    pub fn log(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
     }
 
     /// The next event line, within `timeout`.
