@@ -240,6 +240,13 @@ fn main() -> ExitCode {
             return ExitCode::from(78);
         }
     }
+    // Commands that only print end quietly when their reader goes (`asp understand … |
+    // head`), as Unix tools do. Not the others: they write to sockets (HTTP, the
+    // launcher's children), where SIGPIPE's default action would kill the process
+    // instead of returning the error Rust's ignored SIGPIPE gives.
+    if matches!(cli.command, Command::Understand(_) | Command::Config(_)) {
+        sigpipe::reset();
+    }
     match cli.command {
         // these print their own trace; the log keeps to warnings unless RUST_LOG says more
         Command::Run(_) => asp_runtime::init_tracing_with("warn"),

@@ -408,6 +408,32 @@ fn understand_shows_the_structured_plan_or_why_not() {
     assert!(out.contains("refused (Unsupported)"), "{out}");
 }
 
+/// `asp understand … | head`: the reader goes before the plan is printed; the command
+/// ends as Unix tools do (SIGPIPE), not with a panic in println!.
+#[test]
+fn understand_ends_quietly_when_its_reader_goes() {
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_asp"))
+        .args([
+            "understand",
+            "put the red cup into the top drawer of the desk",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // closed before the embedder has loaded, so the first line already meets a closed pipe
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        out.status.success() || out.status.signal() == Some(13),
+        "{:?}: {err}",
+        out.status
+    );
+}
+
 #[test]
 fn verbs_no_list_knows_are_read_with_the_shape_of_their_clause() {
     let verbs = |goal: &str| -> Vec<String> {
