@@ -14,14 +14,16 @@ import os
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription
 from launch.launch_description_sources import PythonLaunchDescriptionSource
-from launch.substitutions import LaunchConfiguration
+from launch.substitutions import LaunchConfiguration, PythonExpression
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NODES = "sim_node,verifier_node,object_map_node,affordance_node,skill_executor_node,go_to_node,agent_node"
+# the nodes stamp with the simulator's /clock, as `asp launch sim` sets them
+SIM_ARGS = "--set /**.use_sim_time=true"
 
 
 def generate_launch_description():
-    passed = ["bin_dir", "config_dir", "params_file", "extra_args", "scenario"]
+    passed = ["bin_dir", "config_dir", "params_file", "scenario"]
     return LaunchDescription(
         [DeclareLaunchArgument(a, default_value=d) for a, d in [
             ("bin_dir", os.environ.get("ASP_BIN_DIR", "/opt/asp/bin")),
@@ -32,6 +34,10 @@ def generate_launch_description():
         ]]
         + [IncludeLaunchDescription(
             PythonLaunchDescriptionSource(os.path.join(HERE, "_asp_nodes.launch.py")),
-            launch_arguments=[(a, LaunchConfiguration(a)) for a in passed] + [("nodes", NODES)],
+            launch_arguments=[(a, LaunchConfiguration(a)) for a in passed] + [
+                ("nodes", NODES),
+                # the simulation's defaults first, so extra_args can still override them
+                ("extra_args", PythonExpression(["'" + SIM_ARGS + " ' + '", LaunchConfiguration("extra_args"), "'"])),
+            ],
         )]
     )

@@ -43,7 +43,7 @@ use asp_ros::msg::builtin_interfaces::Time;
 use asp_ros::msg::std_msgs::{Bool, Header};
 use asp_ros::msg::unique_identifier_msgs::UUID;
 use asp_ros::params::ParamValue;
-use asp_ros::transport::{Publisher, ServiceServer};
+use asp_ros::transport::{Publisher, RosClock, ServiceServer};
 use asp_ros::{Qos, Transport};
 use asp_system::{GraphBackend, Journal, NavigationPort, verified_success};
 use async_trait::async_trait;
@@ -67,7 +67,7 @@ struct StatePublisher {
 
 impl StateSink for StatePublisher {
     fn publish(&self, _goal_id: &str, state: &State) {
-        let msg = SymbolicState::from_state(state, Header::new(Time::now(), ""));
+        let msg = SymbolicState::from_state(state, Header::new(self.publisher.now(), ""));
         if let Err(e) = self.publisher.publish(msg) {
             warn!("cannot publish {}: {e}", names::STATE_TOPIC);
         }
@@ -82,6 +82,8 @@ pub fn call_text(tool: &str, args: &serde_json::Value) -> String {
 /// Routes the agent's events to the feedback of the goal they belong to.
 #[derive(Default)]
 struct FeedbackRouter {
+    /// Stamps the feedback's state (the node's clock).
+    clock: RosClock,
     goals: Mutex<HashMap<String, mpsc::UnboundedSender<ExecuteGoalActionFeedback>>>,
     calls: Mutex<HashMap<(String, u32), String>>,
     /// In-process watchers of every event (`asp run` prints them).
@@ -150,7 +152,7 @@ impl EventSink for FeedbackRouter {
                     tool_call,
                     success: output.success,
                     outcome: output.feedback_msg.clone(),
-                    state: SymbolicState::from_state(state, Header::new(Time::now(), "")),
+                    state: SymbolicState::from_state(state, Header::new(self.clock.now(), "")),
                 };
                 drop(calls);
                 if let Some(tx) = self
@@ -873,7 +875,10 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
         publisher: node.publisher::<SymbolicState>(names::STATE_TOPIC, Qos::latched())?,
     });
     state.publish("", &State::default());
-    let router = Arc::new(FeedbackRouter::default());
+    let router = Arc::new(FeedbackRouter {
+        clock: node.clock(),
+        ..FeedbackRouter::default()
+    });
     let agent = Arc::new(
         Agent::from_config(c, Arc::new(backend))?
             .with_grammar(Arc::new(goal_grammar(cfg)?))
@@ -931,7 +936,7 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
         node_wait: Duration::from_secs_f64(c.common.supervision.node_wait_s),
         arbiter: arbiter.clone(),
     });
-    let (a, adm) = (agent.clone(), admission.clone());
+    let (a, adm, clock) = (agent.clone(), admission.clone(), node.clock());
     let service = node.serve::<ExecuteGoal, _, _>(
         names::EXECUTE_GOAL_SERVICE,
         move |req: ExecuteGoalRequest| {
@@ -942,7 +947,7 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
             );
             let info = GoalInfo {
                 goal_id: service_goal_uuid(n),
-                stamp: Time::now(),
+                stamp: clock.now(),
             };
             async move {
                 let id = format!("srv-{n}");

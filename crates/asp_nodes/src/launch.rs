@@ -56,12 +56,14 @@ impl LaunchTarget {
         out
     }
 
-    /// Overrides the target implies, before the user's: the sim's VLM stand-in on a
-    /// known port the product nodes are pointed at; a robot has no render service (its
-    /// cameras stream).
+    /// Overrides the target implies, before the user's: simulated time and the sim's
+    /// VLM stand-in on a known port the product nodes are pointed at; a robot has no
+    /// render service (its cameras stream).
     pub fn implied_overrides(self) -> Vec<String> {
         match self {
             LaunchTarget::Sim => vec![
+                // the nodes stamp with the simulator's /clock
+                "/**.use_sim_time=true".into(),
                 format!("sim_node.vlm_standin.bind=127.0.0.1:{SIM_VLM_PORT}"),
                 format!("agent_node.vlm.base_url=http://127.0.0.1:{SIM_VLM_PORT}/v1"),
                 "agent_node.vlm.api_key_env=\"\"".into(),

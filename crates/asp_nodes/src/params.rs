@@ -41,11 +41,6 @@ pub fn node_parameters(cfg: &LoadedConfig, section: &str) -> Result<Vec<ParamSpe
         .map_err(|e| NodeError::Parameters(format!("the configuration as parameters: {e}")))?;
     let mut specs = parameters_from_json("", &tree["/**"]);
     specs.extend(parameters_from_json("", &tree[section]));
-    // the nodes stamp with the system clock, also in simulation (see the README)
-    specs.push(ParamSpec::read_only(
-        "use_sim_time",
-        ParamValue::Bool(false),
-    ));
     Ok(specs)
 }
 
@@ -93,6 +88,9 @@ pub fn serve_standard(
     section: &str,
     settable: Vec<Settable>,
 ) -> Result<StandardServices, NodeError> {
+    if cfg.config.common.use_sim_time {
+        node.use_sim_time()?;
+    }
     Ok(StandardServices {
         parameters: serve_node_parameters(node, cfg, section, settable)?,
         lifecycle: serve_lifecycle(node, initial_state(cfg))?,

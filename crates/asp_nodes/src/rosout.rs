@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use asp_ros::msg::builtin_interfaces::Time;
 use asp_ros::msg::rcl_interfaces::Log;
 use asp_ros::{Node, Qos};
 use asp_runtime::LogRecord;
@@ -47,7 +46,7 @@ pub fn publish_log(node: &Node) -> Result<Rosout, NodeError> {
         while let Some(r) = rx.recv().await {
             // a failed publish is not logged: that line would come back here
             let _ = publisher.publish(Log {
-                stamp: Time::now(),
+                stamp: publisher.now(),
                 level: level(r.level),
                 name: name.clone(),
                 msg: r.message,

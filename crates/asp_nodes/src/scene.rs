@@ -18,7 +18,7 @@ use asp_ros::msg::moveit_msgs::{
 };
 use asp_ros::msg::shape_msgs::SolidPrimitive;
 use asp_ros::msg::std_msgs::Header;
-use asp_ros::transport::Client;
+use asp_ros::transport::{Client, RosClock};
 use asp_system::skills::PlanningScenePort;
 use async_trait::async_trait;
 use tracing::debug;
@@ -44,12 +44,12 @@ pub fn voxel_centres(points: &[Point3], voxel: Real) -> Vec<Point3> {
 }
 
 /// The collision object of `cloud`: one `voxel`-sided box per occupied voxel, in the
-/// cloud's frame, added (or replaced) under `id`.
-pub fn collision_object(id: &str, cloud: &PointCloud, voxel: f64) -> CollisionObject {
+/// cloud's frame, stamped `stamp`, added (or replaced) under `id`.
+pub fn collision_object(id: &str, cloud: &PointCloud, voxel: f64, stamp: Time) -> CollisionObject {
     let side = BoundedVec::new(vec![voxel; 3]).unwrap_or_default();
     let centres = voxel_centres(cloud.points(), voxel as Real);
     CollisionObject {
-        header: Header::new(Time::now(), cloud.frame.as_str()),
+        header: Header::new(stamp, cloud.frame.as_str()),
         pose: Pose::default(),
         id: id.to_owned(),
         primitives: centres
@@ -93,6 +93,7 @@ pub fn scene_diff(objects: Vec<CollisionObject>) -> PlanningScene {
 pub struct PlanningSceneClient {
     client: Client<ApplyPlanningScene>,
     voxel: f64,
+    clock: RosClock,
 }
 
 impl PlanningSceneClient {
@@ -101,6 +102,7 @@ impl PlanningSceneClient {
         Ok(Self {
             client: node.client(service)?,
             voxel,
+            clock: node.clock(),
         })
     }
 }
@@ -108,7 +110,7 @@ impl PlanningSceneClient {
 #[async_trait]
 impl PlanningScenePort for PlanningSceneClient {
     async fn apply(&self, id: &str, cloud: &PointCloud) -> Result<(), String> {
-        let object = collision_object(id, cloud, self.voxel);
+        let object = collision_object(id, cloud, self.voxel, self.clock.now());
         debug!(
             id,
             boxes = object.primitives.len(),
@@ -165,7 +167,7 @@ mod tests {
         assert_eq!(c.len(), 2);
         assert!((c[0] - Point3::new(0.005, 0.005, 0.005)).norm() < 1e-6);
         assert!((c[1] - Point3::new(0.015, 0.005, 0.005)).norm() < 1e-6);
-        let o = collision_object("mug_0", &PointCloud::new("map", pts), 0.01);
+        let o = collision_object("mug_0", &PointCloud::new("map", pts), 0.01, Time::default());
         assert_eq!(o.primitives.len(), 2);
         assert_eq!(o.primitive_poses.len(), 2);
         assert_eq!(o.primitives[0].dimensions.as_slice(), [0.01; 3]);

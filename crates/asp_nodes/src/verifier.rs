@@ -21,7 +21,7 @@ use asp_ros::msg::asp_interfaces::{
 };
 use asp_ros::msg::builtin_interfaces::Time;
 use asp_ros::msg::std_msgs::Header;
-use asp_ros::transport::{Client, Publisher, ServiceServer};
+use asp_ros::transport::{Client, Publisher, RosClock, ServiceServer};
 use asp_ros::{Node, Qos};
 use asp_skills::{Verifier, VerifierError};
 use asp_verify::{
@@ -42,10 +42,10 @@ pub const VERDICTS_QOS: Qos = Qos::latched().with_depth(100);
 /// How many committed steps a client remembers for redeeming their outcomes.
 const REMEMBERED_COMMITS: usize = 64;
 
-/// The topic message of a commit verdict.
-pub fn commit_message(v: &CommitVerdict) -> Verdict {
+/// The topic message of a commit verdict, stamped `stamp`.
+pub fn commit_message(v: &CommitVerdict, stamp: Time) -> Verdict {
     Verdict {
-        header: Header::new(Time::now(), ""),
+        header: Header::new(stamp, ""),
         stage: "commit".into(),
         step: v.step.0,
         skill: v.skill.name().into(),
@@ -56,10 +56,10 @@ pub fn commit_message(v: &CommitVerdict) -> Verdict {
     }
 }
 
-/// The topic message of an outcome verdict.
-pub fn outcome_message(v: &OutcomeVerdict) -> Verdict {
+/// The topic message of an outcome verdict, stamped `stamp`.
+pub fn outcome_message(v: &OutcomeVerdict, stamp: Time) -> Verdict {
     Verdict {
-        header: Header::new(Time::now(), ""),
+        header: Header::new(stamp, ""),
         stage: "outcome".into(),
         step: v.step.0,
         skill: serde_json::to_value(v.verb)
@@ -139,7 +139,7 @@ pub fn serve_verifier(
                 };
                 let verdict = review.verdict().clone();
                 info!(step = %verdict.step, accepted = verdict.accepted, "{}", verdict.message);
-                publish(&p, commit_message(&verdict));
+                publish(&p, commit_message(&verdict, p.now()));
                 CommitSkillResponse {
                     accepted: verdict.accepted,
                     step: verdict.step.0,
@@ -173,7 +173,7 @@ pub fn serve_verifier(
                     Err(e) => return refuse(e.to_string()),
                 };
                 info!(step = %verdict.step, succeeded = verdict.succeeded(), "{}", verdict.message);
-                publish(&p, outcome_message(&verdict));
+                publish(&p, outcome_message(&verdict, p.now()));
                 CheckOutcomeResponse {
                     succeeded: verdict.succeeded(),
                     message: verdict.message.clone(),
@@ -201,6 +201,7 @@ pub struct VerifierClient {
     outcome: Client<CheckOutcome>,
     gate: CommitGate,
     committed: Mutex<VecDeque<Committed>>,
+    clock: RosClock,
 }
 
 impl std::fmt::Debug for VerifierClient {
@@ -220,6 +221,7 @@ impl VerifierClient {
             outcome: node.client(names::OUTCOME_SERVICE)?,
             gate,
             committed: Mutex::new(VecDeque::new()),
+            clock: node.clock(),
         })
     }
 
@@ -265,7 +267,7 @@ impl Verifier for VerifierClient {
                 request_json,
                 has_to_arm_base: to_arm_base.is_some(),
                 to_arm_base: to_arm_base
-                    .map(|t| convert::transform_stamped(t, Time::now()))
+                    .map(|t| convert::transform_stamped(t, self.clock.now()))
                     .unwrap_or_default(),
             })
             .await

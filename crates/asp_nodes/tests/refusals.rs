@@ -729,12 +729,19 @@ async fn when_busy_set_to_reject_as_a_parameter_refuses_a_goal_while_another_run
         .client::<GetParameters>("/agent_node/get_parameters")
         .unwrap()
         .call(GetParametersRequest {
-            names: vec!["when_busy".into(), "safety.max_velocity_scaling".into()],
+            names: vec![
+                "when_busy".into(),
+                "safety.max_velocity_scaling".into(),
+                "use_sim_time".into(),
+            ],
         })
         .await
         .unwrap()
         .values;
     assert_eq!(got[0].string_value, "preempt");
+    // the configured value (false unless simulated time is asked for)
+    assert_eq!(got[2].r#type, parameter_type::BOOL);
+    assert_eq!(got[2].bool_value, lone.cfg.config.common.use_sim_time);
     assert_eq!(got[1].r#type, parameter_type::DOUBLE);
     assert!(
         (got[1].double_value - lone.cfg.config.common.safety.max_velocity_scaling).abs() < 1e-12

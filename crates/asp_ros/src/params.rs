@@ -367,9 +367,9 @@ fn result(r: Result<(), String>) -> SetParametersResult {
     }
 }
 
-fn event(node: &str, changed: Vec<rcl::Parameter>) -> ParameterEvent {
+fn event(node: &str, changed: Vec<rcl::Parameter>, stamp: Time) -> ParameterEvent {
     ParameterEvent {
-        stamp: Time::now(),
+        stamp,
         node: node.to_owned(),
         changed_parameters: changed,
         ..Default::default()
@@ -484,7 +484,7 @@ fn announce(events: &Publisher<ParameterEvent>, node: &str, changed: Vec<rcl::Pa
     if changed.is_empty() {
         return;
     }
-    if let Err(e) = events.publish(event(node, changed)) {
+    if let Err(e) = events.publish(event(node, changed, events.now())) {
         warn!("/parameter_events: {e}");
     }
 }

@@ -558,3 +558,59 @@ both!(
     a_lost_client_stops_its_goals,
     shutdown_ends_running_goals,
 );
+
+/// A node on simulated time stamps what it accepts with the last `/clock` message: the
+/// goal's `GoalInfo.stamp` in the status array is the simulation's time, not the wall
+/// clock's (a client's cancel-by-stamp then compares like with like).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_on_simulated_time_stamps_goals_with_the_clock_topic() {
+    use asp_ros::msg::action_msgs::GoalStatusArray;
+    use asp_ros::msg::builtin_interfaces::Time;
+    use asp_ros::msg::rosgraph_msgs::Clock;
+    let s = setup(Backend::Dds);
+    assert!(s.server_node.now().sec > 1_600_000_000, "the system clock");
+    s.server_node.use_sim_time().unwrap();
+    assert_eq!(s.server_node.now(), Time::default(), "zero until /clock");
+    let clock = s
+        .client_node
+        .publisher::<Clock>("/clock", asp_ros::Qos::default_reliable().with_depth(1))
+        .unwrap();
+    clock.wait_for_subscribers().await.unwrap();
+    let t = Time {
+        sec: 1234,
+        nanosec: 500_000_000,
+    };
+    // as a simulator does, again and again (the node's subscription is best effort)
+    tokio::time::timeout(WAIT, async {
+        while s.server_node.now() != t {
+            clock.publish(Clock { clock: t }).unwrap();
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the node never read /clock");
+
+    let worker = Worker::default();
+    let _server = serve(&s, &worker, ActionServerOptions::default());
+    let mut status = s
+        .client_node
+        .subscribe::<GoalStatusArray>("/test/execute/_action/status", asp_ros::Qos::latched())
+        .unwrap();
+    let handle = s.client().send_goal(goal("a")).await.unwrap();
+    let id = handle.id();
+    let stamp = tokio::time::timeout(WAIT, async {
+        loop {
+            let a = status.recv().await.unwrap();
+            if let Some(g) = a.status_list.iter().find(|g| g.goal_info.goal_id == id) {
+                return g.goal_info.stamp;
+            }
+        }
+    })
+    .await
+    .expect("no status for the goal");
+    assert_eq!(stamp, t);
+    assert_eq!(
+        handle.result().await.unwrap().state,
+        TerminalState::Succeeded
+    );
+}

@@ -22,6 +22,11 @@ pub struct CommonConfig {
     pub cameras: CamerasConfig,
     #[garde(dive)]
     pub supervision: SupervisionConfig,
+    /// Stamp with the simulation's time from `/clock` instead of the system clock (ROS
+    /// 2's `use_sim_time`); `asp launch sim` and the sim launch file turn it on. Timeouts
+    /// stay in wall time. Default false.
+    #[garde(skip)]
+    pub use_sim_time: bool,
 }
 
 /// Which DDS vendor's service mapping to speak.

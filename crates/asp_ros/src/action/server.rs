@@ -24,6 +24,7 @@ use crate::msg::action_msgs::{
 use crate::msg::builtin_interfaces::Time;
 use crate::msg::unique_identifier_msgs::UUID;
 use crate::msg::{EndReason, RosAction};
+use crate::transport::RosClock;
 
 /// What the server does with a new goal while another one runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -266,6 +267,7 @@ impl<A: RosAction> ActionServer<A> {
         ports: ServerPorts<A>,
         options: ActionServerOptions,
         handler: H,
+        clock: RosClock,
     ) -> Self {
         let shutdown = CancellationToken::new();
         let span = info_span!("action_server", action = %name, r#type = %A::type_name());
@@ -276,6 +278,7 @@ impl<A: RosAction> ActionServer<A> {
                 options,
                 Arc::new(handler),
                 shutdown.clone(),
+                clock,
             )
             .instrument(span),
         );
@@ -320,6 +323,9 @@ struct Shared<A: RosAction> {
     feedback: FeedbackSink<A::Feedback>,
     result_timeout: Duration,
     external: Option<Arc<dyn ExternalGoals>>,
+    /// Stamps goals as accepted (the node's time: simulated with `use_sim_time`, so a
+    /// client's cancel-by-stamp compares like with like).
+    clock: RosClock,
     /// Keeps the transport endpoints alive while goals finish.
     _guard: crate::transport::Guard,
 }
@@ -444,6 +450,7 @@ async fn run<A: RosAction, H: GoalHandler<A>>(
     options: ActionServerOptions,
     handler: Arc<H>,
     shutdown: CancellationToken,
+    clock: RosClock,
 ) {
     let ServerPorts {
         mut goals,
@@ -460,6 +467,7 @@ async fn run<A: RosAction, H: GoalHandler<A>>(
         feedback,
         result_timeout: options.result_timeout,
         external: options.external.clone(),
+        clock,
         _guard: guard,
     });
     shared.publish_status();
@@ -552,7 +560,7 @@ async fn run<A: RosAction, H: GoalHandler<A>>(
             Some(incoming) = cancels.recv() => on_cancel(&shared, incoming),
             Some(incoming) = goals.recv() => {
                 info!(action = %name, "goal rejected: the server is shutting down");
-                let _ = incoming.reply.send(GoalResponse { accepted: false, stamp: Time::now() });
+                let _ = incoming.reply.send(GoalResponse { accepted: false, stamp: shared.clock.now() });
             }
             else => break,
         }
@@ -653,11 +661,11 @@ fn on_goal<A: RosAction, H: GoalHandler<A>>(
         info!(action = %shared.name, goal = %goal_id, "goal rejected: {reason}");
         let _ = reply.send(GoalResponse {
             accepted: false,
-            stamp: Time::now(),
+            stamp: shared.clock.now(),
         });
         return;
     }
-    let stamp = Time::now();
+    let stamp = shared.clock.now();
     let cancel = CancellationToken::new();
     let reason = Arc::new(OnceLock::new());
     shared.lock().insert(

@@ -40,7 +40,7 @@ use crate::msg::moveit_msgs::{
 };
 use crate::msg::shape_msgs::SolidPrimitive;
 use crate::msg::std_msgs::Header;
-use crate::transport::{Client, Node, wait_until};
+use crate::transport::{Client, Node, RosClock, wait_until};
 
 /// Tolerance of named-target joint constraints, radians.
 pub const JOINT_TOLERANCE: f64 = 0.01;
@@ -169,15 +169,11 @@ pub fn check_pose_goal(goal: &PoseGoal, safety: &SafetyConfig) -> Result<(), Str
     Ok(())
 }
 
-fn header(frame: &str) -> Header {
-    Header::new(Time::now(), frame)
-}
-
-fn base_request(interfaces: &MotionInterfaces, frame: &str) -> MotionPlanRequest {
+fn base_request(interfaces: &MotionInterfaces, frame: &str, stamp: Time) -> MotionPlanRequest {
     let s = WORKSPACE_HALF_SIDE;
     MotionPlanRequest {
         workspace_parameters: WorkspaceParameters {
-            header: header(frame),
+            header: Header::new(stamp, frame),
             min_corner: Vector3 {
                 x: -s,
                 y: -s,
@@ -215,17 +211,18 @@ fn empty_diff() -> PlanningScene {
     }
 }
 
-/// The MoveGroup goal for a pose goal; `acm` is the full matrix to send when the
-/// motion allows contacts.
+/// The MoveGroup goal for a pose goal, stamped `stamp` (the node's time); `acm` is the
+/// full matrix to send when the motion allows contacts.
 pub fn pose_goal(
     goal: &PoseGoal,
     interfaces: &MotionInterfaces,
     acm: Option<AllowedCollisionMatrix>,
+    stamp: Time,
 ) -> MoveGroupGoal {
     let frame = goal.frame.as_str();
     let target = pose(&goal.target);
     let position = PositionConstraint {
-        header: header(frame),
+        header: Header::new(stamp, frame),
         link_name: interfaces.end_effector_link.clone(),
         target_point_offset: Vector3::default(),
         constraint_region: BoundingVolume {
@@ -240,7 +237,7 @@ pub fn pose_goal(
     };
     let tol = f64::from(goal.orientation_tolerance);
     let orientation = OrientationConstraint {
-        header: header(frame),
+        header: Header::new(stamp, frame),
         orientation: target.orientation.clone(),
         link_name: interfaces.end_effector_link.clone(),
         absolute_x_axis_tolerance: tol,
@@ -271,18 +268,19 @@ pub fn pose_goal(
             planner_id: planner.clone(),
             max_velocity_scaling_factor: f64::from(goal.velocity_scaling),
             max_acceleration_scaling_factor: f64::from(goal.acceleration_scaling),
-            ..base_request(interfaces, frame)
+            ..base_request(interfaces, frame, stamp)
         },
         planning_options: options(scene),
     }
 }
 
-/// The MoveGroup goal for a named joint configuration.
+/// The MoveGroup goal for a named joint configuration, stamped `stamp`.
 pub fn named_goal(
     name: &str,
     interfaces: &MotionInterfaces,
     velocity_scaling: f64,
     acceleration_scaling: f64,
+    stamp: Time,
 ) -> Result<MoveGroupGoal, String> {
     let values = interfaces.named_targets.get(name).ok_or_else(|| {
         format!(
@@ -320,7 +318,7 @@ pub fn named_goal(
             planner_id: interfaces.free_space_planner.clone(),
             max_velocity_scaling_factor: velocity_scaling,
             max_acceleration_scaling_factor: acceleration_scaling,
-            ..base_request(interfaces, "")
+            ..base_request(interfaces, "", stamp)
         },
         planning_options: options(empty_diff()),
     })
@@ -511,6 +509,8 @@ pub struct MoveGroupArm {
     interfaces: MotionInterfaces,
     safety: SafetyConfig,
     tf: TfBuffer,
+    /// Stamps the goals (the node's time: simulated with `use_sim_time`).
+    clock: RosClock,
     /// Where the last successful pose goal left the tool, until TF has shown it.
     arrival: Arc<std::sync::Mutex<Option<Arrival>>>,
 }
@@ -543,6 +543,7 @@ impl MoveGroupArm {
             interfaces: interfaces.clone(),
             safety: safety.clone(),
             tf,
+            clock: node.clock(),
             arrival: Arc::default(),
         })
     }
@@ -627,7 +628,10 @@ impl ArmMotion for MoveGroupArm {
             }
         };
         let out = self
-            .run(pose_goal(goal, &self.interfaces, acm), cancel)
+            .run(
+                pose_goal(goal, &self.interfaces, acm, self.clock.now()),
+                cancel,
+            )
             .await;
         self.set_arrival(out.code.is_success().then(|| Arrival {
             frame: goal.frame.clone(),
@@ -644,6 +648,7 @@ impl ArmMotion for MoveGroupArm {
             &self.interfaces,
             self.safety.max_velocity_scaling,
             self.safety.max_acceleration_scaling,
+            self.clock.now(),
         ) {
             Ok(goal) => self.run(goal, cancel).await,
             Err(msg) => MotionOutcome::failure(MoveItErrorCode::InvalidGoalConstraints, msg),
@@ -834,7 +839,7 @@ mod tests {
     #[test]
     fn decode_refuses_what_arm_motion_cannot_do() {
         let i = MotionInterfaces::default();
-        let mut g = pose_goal(&goal(), &i, None);
+        let mut g = pose_goal(&goal(), &i, None, Time::default());
         assert!(matches!(
             decode_goal(&g, &i, &AllowedCollisionMatrix::default()),
             Ok(ArmTarget::Pose(_))
@@ -846,7 +851,7 @@ mod tests {
                 .0,
             MoveItErrorCode::InvalidGroupName
         );
-        let mut g = pose_goal(&goal(), &i, None);
+        let mut g = pose_goal(&goal(), &i, None, Time::default());
         g.planning_options.plan_only = true;
         assert!(
             decode_goal(&g, &i, &AllowedCollisionMatrix::default())
@@ -854,7 +859,7 @@ mod tests {
                 .1
                 .contains("plan-only")
         );
-        let mut g = pose_goal(&goal(), &i, None);
+        let mut g = pose_goal(&goal(), &i, None, Time::default());
         g.request.goal_constraints[0].position_constraints[0].link_name = "link6".into();
         assert_eq!(
             decode_goal(&g, &i, &AllowedCollisionMatrix::default())
@@ -862,7 +867,7 @@ mod tests {
                 .0,
             MoveItErrorCode::InvalidLinkName
         );
-        let mut g = named_goal("home", &i, 0.5, 0.5).unwrap();
+        let mut g = named_goal("home", &i, 0.5, 0.5, Time::default()).unwrap();
         assert_eq!(
             decode_goal(&g, &i, &AllowedCollisionMatrix::default()).unwrap(),
             ArmTarget::Named("home".into())
@@ -873,7 +878,7 @@ mod tests {
             "unnamed joint goals are refused"
         );
         // MoveIt treats a zero scaling factor as 1
-        let mut g = pose_goal(&goal(), &i, None);
+        let mut g = pose_goal(&goal(), &i, None, Time::default());
         g.request.max_velocity_scaling_factor = 0.0;
         let ArmTarget::Pose(p) = decode_goal(&g, &i, &AllowedCollisionMatrix::default()).unwrap()
         else {

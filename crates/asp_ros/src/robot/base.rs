@@ -21,7 +21,7 @@ use crate::msg::builtin_interfaces::{Duration as RosDuration, Time};
 use crate::msg::nav2_msgs::{
     NavigateToPose, NavigateToPoseFeedback, NavigateToPoseGoal, NavigateToPoseResult, UNKNOWN_ERROR,
 };
-use crate::transport::Node;
+use crate::transport::{Node, RosClock};
 
 /// How often a NavigateToPose server built on [`BaseNavigation`] publishes feedback.
 pub const FEEDBACK_PERIOD: Duration = Duration::from_millis(200);
@@ -42,6 +42,8 @@ pub struct Nav2Base {
     tf: TfBuffer,
     map_frame: FrameId,
     base_frame: FrameId,
+    /// Stamps the goals (the node's time: simulated with `use_sim_time`).
+    clock: RosClock,
 }
 
 impl Nav2Base {
@@ -57,6 +59,7 @@ impl Nav2Base {
             tf,
             map_frame: FrameId::new(map_frame),
             base_frame: FrameId::new(base_frame),
+            clock: node.clock(),
         })
     }
 
@@ -89,7 +92,7 @@ impl BaseNavigation for Nav2Base {
             );
         }
         let msg = NavigateToPoseGoal {
-            pose: pose_stamped_2d(&goal, self.map_frame.as_str(), Time::now()),
+            pose: pose_stamped_2d(&goal, self.map_frame.as_str(), self.clock.now()),
             behavior_tree: String::new(),
         };
         let result = self

@@ -20,6 +20,7 @@
 //! # Ok(()) }
 //! ```
 
+mod clock;
 mod dds;
 mod local;
 pub(crate) mod mailbox;
@@ -34,6 +35,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures::future::BoxFuture;
 
+pub use clock::{CLOCK_SUBSCRIPTION_QOS, RosClock};
 pub use qos::{Durability, Qos, Reliability};
 pub use settings::{ServiceMapping, TransportSettings};
 
@@ -136,6 +138,7 @@ impl Transport {
                 fq_name: node_name.fully_qualified_name(),
                 kind,
                 settings: self.settings.clone(),
+                clock: RosClock::default(),
             }),
         })
     }
@@ -154,6 +157,7 @@ struct NodeInner {
     fq_name: String,
     kind: NodeKind,
     settings: Arc<TransportSettings>,
+    clock: RosClock,
 }
 
 enum NodeKind {
@@ -177,6 +181,27 @@ impl Node {
 
     pub fn settings(&self) -> &TransportSettings {
         &self.inner.settings
+    }
+
+    /// The clock the node stamps its messages with (see [`Node::use_sim_time`]).
+    pub fn clock(&self) -> RosClock {
+        self.inner.clock.clone()
+    }
+
+    /// The node's time now: the system's, or the simulation's on simulated time.
+    pub fn now(&self) -> crate::msg::builtin_interfaces::Time {
+        self.inner.clock.now()
+    }
+
+    /// Puts the node on simulated time: its clock reads `/clock` from now on (ROS 2's
+    /// `use_sim_time` parameter; each node follows `/clock` itself, as in rclcpp).
+    pub fn use_sim_time(&self) -> Result<(), RosError> {
+        if !self.inner.clock.is_sim_time() {
+            let clock = self
+                .subscribe::<crate::msg::rosgraph_msgs::Clock>("/clock", CLOCK_SUBSCRIPTION_QOS)?;
+            self.inner.clock.follow(clock);
+        }
+        Ok(())
     }
 
     /// Resolves a topic, service or action name against the node's namespace and
@@ -288,7 +313,13 @@ impl Node {
             NodeKind::Dds(n) => n.action_server_ports::<A>(&action)?,
             NodeKind::Local(n) => n.action_server_ports::<A>(&action)?,
         };
-        Ok(ActionServer::start(action, ports, options, handler))
+        Ok(ActionServer::start(
+            action,
+            ports,
+            options,
+            handler,
+            self.clock(),
+        ))
     }
 
     /// An action client for `action`.
@@ -378,6 +409,11 @@ impl<M> std::fmt::Debug for Publisher<M> {
 impl<M: RosMessage> Publisher<M> {
     pub fn topic(&self) -> &str {
         &self.topic
+    }
+
+    /// The publishing node's time now, for the message's stamp.
+    pub fn now(&self) -> crate::msg::builtin_interfaces::Time {
+        self.node.now()
     }
 
     /// Publishes `msg`. With reliable QoS this may wait briefly for room in the send
