@@ -507,6 +507,25 @@ def read_one(topic, ty, qos, what):
     sys.exit(6)
 
 
+def endpoint_types(topic, min_readers):
+    """The type names of `topic`'s discovered writers and readers, once `min_readers`
+    readers are known (or at the timeout)."""
+    from cyclonedds.builtin import (BuiltinDataReader, BuiltinTopicDcpsPublication,
+                                    BuiltinTopicDcpsSubscription)
+    found = {"writers": {}, "readers": {}}
+    readers = {"writers": BuiltinDataReader(DP, BuiltinTopicDcpsPublication),
+               "readers": BuiltinDataReader(DP, BuiltinTopicDcpsSubscription)}
+    end = time.time() + TIMEOUT
+    while time.time() < end and len(found["readers"]) < min_readers:
+        for kind, r in readers.items():
+            for e in r.take(64):
+                if e.topic_name == topic:
+                    found[kind][str(e.key)] = e.type_name
+        time.sleep(0.05)
+    return {"writers": sorted(found["writers"].values()),
+            "readers": sorted(found["readers"].values())}
+
+
 def edges(msg):
     return [[t.header.frame_id, t.child_frame_id] for t in msg.transforms]
 
@@ -528,6 +547,9 @@ def mode_robot_user(node, goal):
     emit(event="tf", edges=sorted(list(e) for e in seen))
     urdf = read_one("/robot_description", String_, STATUS_QOS, "latched").data
     emit(event="robot_description", chars=len(urdf), robot="<robot" in urdf)
+    # `ros2 topic info /clock`: the types its writers and readers declare (echo refuses
+    # a topic with more than one); every node's client library reads /clock
+    emit(event="clock_types", **endpoint_types("rt/clock", min_readers=6))
     # `ros2 param list` and `ros2 param get`
     base = node.strip("/")
     names = ServiceClient(f"{base}/list_parameters", ListParameters_Request_,

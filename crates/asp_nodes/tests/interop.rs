@@ -198,6 +198,23 @@ async fn with_the_estop_latched_before_launch_nothing_moves_and_a_ros_user_sees_
     );
     let description = event("robot_description");
     assert_eq!(description["robot"], true, "{description}");
+    // one type on /clock, ROS 2's (ros2-client's own reader declared Time: patched)
+    let clock = event("clock_types");
+    let types: std::collections::BTreeSet<&str> = ["writers", "readers"]
+        .iter()
+        .flat_map(|k| clock[k].as_array().unwrap())
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        ["rosgraph_msgs::msg::dds_::Clock_"].into(),
+        "{clock}"
+    );
+    assert!(
+        clock["readers"].as_array().unwrap().len() >= 6
+            && !clock["writers"].as_array().unwrap().is_empty(),
+        "{clock}"
+    );
 
     // parameters: listed and read, with their configured values
     let names = event("parameters")["names"].clone();
