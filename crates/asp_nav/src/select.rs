@@ -571,6 +571,18 @@ mod tests {
     use super::*;
     use asp_core::grid::{FREE, OCCUPIED};
 
+    /// The selection for `object` on `grid`, the robot at (1, 3) facing +x, no
+    /// affordance or sweep.
+    fn from_the_west<'a>(grid: &'a OccupancyGrid, object: &'a [Point3]) -> SelectionInput<'a> {
+        SelectionInput {
+            grid,
+            object,
+            affordance: None,
+            robot: Pose2D::new(1.0, 3.0, 0.0),
+            sweep: None,
+        }
+    }
+
     fn room() -> OccupancyGrid {
         // 6 × 6 m free room with a wall along its north edge
         let mut g = OccupancyGrid::new(0.05, 120, 120, Pose2D::new(0.0, 0.0, 0.0), FREE).unwrap();
@@ -672,13 +684,7 @@ mod tests {
             }
         }
         let object = blob(Point3::new(2.9, 3.0, 0.8), 0.03);
-        let input = SelectionInput {
-            grid: &g,
-            object: &object,
-            affordance: None,
-            robot: Pose2D::new(1.0, 3.0, 0.0),
-            sweep: None,
-        };
+        let input = from_the_west(&g, &object);
         // the arm works 0.5 m from its mount: the base's centre within 0.67 m of the cup
         let reach = GoToConfig {
             arm_reach: 0.5,
@@ -714,13 +720,7 @@ mod tests {
             }
         }
         let object = blob(Point3::new(3.0, 3.0, 0.5), 0.1);
-        let input = SelectionInput {
-            grid: &g,
-            object: &object,
-            affordance: None,
-            robot: Pose2D::new(1.0, 3.0, 0.0),
-            sweep: None,
-        };
+        let input = from_the_west(&g, &object);
         let s = PoseSelector::new(cfg()).select(&input).unwrap();
         assert!(s.chosen.pose.x < 3.0, "{:?}", s.chosen.pose);
         assert!(s.affordance_direction.is_none());
@@ -831,13 +831,7 @@ mod tests {
             }
         }
         let object = blob(Point3::new(3.5, 3.0, 0.5), 0.05);
-        let input = SelectionInput {
-            grid: &g,
-            object: &object,
-            affordance: None,
-            robot: Pose2D::new(1.0, 3.0, 0.0),
-            sweep: None,
-        };
+        let input = from_the_west(&g, &object);
         let s = PoseSelector::new(cfg()).select(&input).unwrap();
         // nearest to the robot, but not on unknown cells
         assert!(s.chosen.pose.x - 0.4 >= 3.0 - 1e-3, "{:?}", s.chosen.pose);

@@ -34,6 +34,12 @@ async fn system(cfg: &LoadedConfig) -> SimSystem {
         .unwrap()
 }
 
+/// Where the map has object `key`: its cloud's centroid.
+async fn centroid(s: &SimSystem, key: &asp_core::ObjectKey) -> asp_core::Point3 {
+    let o = s.map.object(key).await.unwrap();
+    o.object.point_cloud.centroid().unwrap()
+}
+
 /// The apple of `tabletop.yaml`, on the table 2.4 m right of the start pose.
 const APPLE_Y: f32 = -2.0;
 
@@ -174,15 +180,7 @@ async fn what_a_closer_look_finds_elsewhere_replaces_a_match_no_longer_there() {
     let found = s.map.retrieve("mug").await.unwrap();
     assert_eq!(found.keys.len(), 1, "{found:?}");
     let old = found.keys[0].clone();
-    let was = s
-        .map
-        .object(&old)
-        .await
-        .unwrap()
-        .object
-        .point_cloud
-        .centroid()
-        .unwrap();
+    let was = centroid(&s, &old).await;
     let shift = 0.3;
     s.sim.with_state_mut(|st| {
         let i = st.world.index_of("mug").unwrap();
@@ -210,15 +208,7 @@ async fn what_a_closer_look_finds_elsewhere_replaces_a_match_no_longer_there() {
     let again = s.map.retrieve("mug").await.unwrap();
     assert_eq!(again.keys.len(), 1, "{again:?}");
     assert_ne!(again.keys[0], old);
-    let now = s
-        .map
-        .object(&again.keys[0])
-        .await
-        .unwrap()
-        .object
-        .point_cloud
-        .centroid()
-        .unwrap();
+    let now = centroid(&s, &again.keys[0]).await;
     assert!(
         (now.x - (was.x + shift)).abs() < 0.06 && (now.y - was.y).abs() < 0.06,
         "the mug was at {was:?}, is found at {now:?}"
