@@ -35,6 +35,9 @@ pub mod ours {
     /// another key was, and a press cannot be undone (the goal can no longer be
     /// confirmed). Retryable.
     pub const PRESS_UNCONFIRMED: i32 = 1015;
+    /// Before a grasp, a fresh view saw the object's place free: it is not where the map
+    /// has it (nothing moved; retrieve it again).
+    pub const NOT_THERE: i32 = 1016;
 }
 
 /// How the agent should read one MoveIt error code.

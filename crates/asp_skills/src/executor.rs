@@ -358,6 +358,22 @@ impl SkillExecutor {
             .snapshot(req, ObservePhase::Before, holding_before, part_motion, &map)
             .await;
 
+        // a fresh view that sees the place of the object to take as free space: the map
+        // is out of date (it was taken away, or put back elsewhere); closing the fingers
+        // there would take whatever stands beside it
+        if !holding_before
+            && matches!(
+                req.skill,
+                Skill::Grasp | Skill::GraspPart | Skill::PinchPull
+            )
+            && let Some(o) = before
+                .prior_place
+                .filter(|o| o.enough(self.cfg.perception.min_seen_points))
+            && o.vacated_share().is_some_and(|s| s >= ABSENT_BEFORE)
+        {
+            return Err(not_there(req, o));
+        }
+
         // 7. the motions, under the token
         let place_before = PlaceBefore {
             occupancy: before.prior_place,
@@ -1141,6 +1157,28 @@ fn nothing_held(req: &SkillRequest, how: &str) -> Stop {
         format!(
             "{} on {}: the gripper closed on nothing {how}; the object may have been pushed aside: look again (retrieve it) before retrying",
             req.skill, req.object
+        ),
+    )
+}
+
+/// A fresh view before a grasp sees this share of the object's place as free space (or
+/// more): the object is not there.
+const ABSENT_BEFORE: f32 = 0.6;
+
+/// The object was not where the map has it when looked at before the motion: nothing
+/// moved; retryable after the map looks again.
+fn not_there(req: &SkillRequest, o: asp_verify::PlaceOccupancy) -> Stop {
+    Stop::new(
+        our_failure(FailureKind::Perception, ours::NOT_THERE)
+            .retryable()
+            .needs_remap(),
+        format!(
+            "{} on {}: a fresh view sees {:.0} % of where the map has it as free space ({} of {} points judged): it is not there any more; nothing moved: retrieve it again",
+            req.skill,
+            req.object,
+            o.vacated_share().unwrap_or(0.0) * 100.0,
+            o.vacated,
+            o.judged()
         ),
     )
 }

@@ -534,6 +534,23 @@ pub fn geometric_answer(req: &OutcomeRequest, cfg: &OutcomeConfig) -> (Answer, V
                     }
                 ),
             ));
+            // it stood at its place before the skill: a place a fresh view already saw
+            // as free space is not where the fingers found what they hold (the map was
+            // out of date: something else was taken, a bowl's rim for an apple)
+            if let Some(o) = before.prior_place.filter(|o| o.enough(cfg.min_seen_points)) {
+                let share = o.vacated_share().unwrap_or(0.0);
+                checks.push(check(
+                    "was_there",
+                    Some(share < cfg.left_place_fraction),
+                    format!(
+                        "{:.0} % of the object's place was free space before the skill ({} of {} points judged; it was there below {:.0} %)",
+                        share * 100.0,
+                        o.vacated,
+                        o.judged(),
+                        cfg.left_place_fraction * 100.0
+                    ),
+                ));
+            }
             let lift = match (
                 before.object_cloud.as_ref().and_then(min_z),
                 after.object_cloud.as_ref().and_then(min_z),
@@ -1058,7 +1075,33 @@ mod tests {
             occluded: 0,
             points: 9,
         });
-        let r = req(Verb::PickUp, snap(None, false), after);
+        let r = req(Verb::PickUp, snap(None, false), after.clone());
+        assert_eq!(geo().check(&r).await.verdict().answer, Answer::Yes);
+        // the same, but a look before the skill already saw its place free: what the
+        // gripper holds is not it (a map out of date)
+        let mut before = snap(None, false);
+        before.prior_place = Some(PlaceOccupancy {
+            present: 1,
+            vacated: 20,
+            occluded: 0,
+            points: 30,
+        });
+        let r = req(Verb::PickUp, before.clone(), after.clone());
+        let v = geo().check(&r).await.verdict().clone();
+        assert_eq!(v.answer, Answer::No, "{}", v.message);
+        assert!(
+            v.message.contains("free space before the skill"),
+            "{}",
+            v.message
+        );
+        // seen where the map had it before: the pick stands
+        before.prior_place = Some(PlaceOccupancy {
+            present: 20,
+            vacated: 1,
+            occluded: 0,
+            points: 30,
+        });
+        let r = req(Verb::PickUp, before, after);
         assert_eq!(geo().check(&r).await.verdict().answer, Answer::Yes);
 
         // opened: the part moved most of the commanded travel along its joint
