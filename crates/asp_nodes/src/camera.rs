@@ -290,16 +290,37 @@ impl CameraSubs {
         Err(last.unwrap_or_else(|| RosError::Closed("render".into())))
     }
 
-    /// Takes the second frame the camera publishes after the request: the first may
-    /// have been exposed before it and still been on its way (on a busy machine, a view
-    /// from before the motion the capture is meant to judge); the second was exposed
-    /// after it as long as delivery takes less than a frame period.
-    async fn streamed(&mut self, timeout: Duration, max_offset: f64) -> Result<Received, RosError> {
+    /// Takes the second frame the camera publishes after the request, and none stamped
+    /// before `since` (the newest `/tf` stamp when the capture was asked for): the first
+    /// may have been exposed before the request and still been on its way (on a busy
+    /// machine, a view from before the motion the capture is meant to judge), and a
+    /// reader that fell behind the stream hands out frames seconds old in order (a view
+    /// of the world as it was, which a verifier must never judge an outcome on).
+    async fn streamed(
+        &mut self,
+        timeout: Duration,
+        max_offset: f64,
+        since: Option<Time>,
+    ) -> Result<Received, RosError> {
         self.drain();
         let deadline = Instant::now() + timeout;
         let left = || deadline.saturating_duration_since(Instant::now());
         let _in_flight = self.image.recv_timeout(left()).await?;
-        let image = self.image.recv_timeout(left()).await?;
+        let (mut image, mut stale) = (self.image.recv_timeout(left()).await?, 0_u32);
+        while let Some(since) = since.filter(|s| key(&image.header.stamp) < key(s)) {
+            stale += 1;
+            image = self.image.recv_timeout(left()).await.map_err(|e| {
+                RosError::Conversion(format!(
+                    "{}: no image stamped at or after {:.6} s (the robot's newest /tf) within the frame timeout; {stale} older ones skipped, the last from {:.6} s: {e}",
+                    self.image.topic(),
+                    since.as_secs_f64(),
+                    image.header.stamp.as_secs_f64()
+                ))
+            })?;
+        }
+        if stale > 0 {
+            debug!(camera = %self.name, stale, "skipped images stamped before the capture");
+        }
         let t = image.header.stamp.as_secs_f64();
         let depth = loop {
             let d = self.depth.recv_timeout(left()).await?;
@@ -400,7 +421,8 @@ impl RosCameras {
             if self.cfg.sim_render {
                 s.rendered(timeout).await?
             } else {
-                s.streamed(timeout, self.cfg.max_sync_offset_s).await?
+                s.streamed(timeout, self.cfg.max_sync_offset_s, self.tf.newest_stamp())
+                    .await?
             }
         };
         let stamp = got.image.header.stamp;
@@ -488,5 +510,75 @@ mod tests {
         let m = ground_truth_message(&gt, Header::new(Time::from_secs_f64(2.5), "cam"));
         assert_eq!(m.instance_ids.header.stamp, m.header.stamp);
         assert_eq!(ground_truth(&m).unwrap(), gt);
+    }
+
+    /// A streaming camera whose reader fell behind hands out frames from before the
+    /// capture was asked for: the capture skips every one stamped before the robot's
+    /// newest /tf and takes the first after it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_streamed_capture_skips_frames_from_before_it_was_asked_for() {
+        use asp_core::{CameraIntrinsics, Isometry3, Transform};
+        use asp_ros::msg::tf2_msgs::TFMessage;
+        let t = asp_ros::Transport::in_process();
+        let node = t.node("camera_test").unwrap();
+        let cfg = CamerasConfig {
+            sim_render: false,
+            frame_timeout_s: 5.0,
+            ..CamerasConfig::default()
+        };
+        let topics = CameraTopics::new(&cfg, "wrist");
+        let image = node
+            .publisher::<RosImage>(&topics.image, CAMERA_QOS)
+            .unwrap();
+        let depth = node
+            .publisher::<RosImage>(&topics.depth, CAMERA_QOS)
+            .unwrap();
+        let info = node
+            .publisher::<CameraInfo>(&topics.info, CAMERA_QOS)
+            .unwrap();
+        let tf_pub = node
+            .publisher::<TFMessage>("/tf", Qos::default_reliable())
+            .unwrap();
+        let tf = TfBuffer::new(&node).unwrap();
+        let optical = "wrist_camera_optical_frame";
+        let pose = Transform::new("map", optical, Isometry3::identity());
+        let at = |s: f64| Time::from_secs_f64(s);
+        // the robot's state as of 10 s
+        tf_pub
+            .publish(convert::tf_message(std::slice::from_ref(&pose), at(10.0)))
+            .unwrap();
+        tf.wait_for(&FrameId::map(), &FrameId::new(optical), None)
+            .await
+            .unwrap();
+        let cams = RosCameras::new(&node, &cfg, tf.clone(), "map", &["wrist".to_owned()]).unwrap();
+        let intrinsics = CameraIntrinsics::from_hfov(4, 3, 1.0);
+        let publisher = tokio::spawn(async move {
+            // frames from 5 s (a backlog), then fresh ones from 10.5 s on, with TF
+            for i in 0..60 {
+                tokio::time::sleep(Duration::from_millis(40)).await;
+                let s = if i < 6 {
+                    5.0 + 0.1 * i as f64
+                } else {
+                    10.0 + 0.1 * i as f64
+                };
+                if s > 10.0 {
+                    let _ = tf_pub.publish(convert::tf_message(std::slice::from_ref(&pose), at(s)));
+                }
+                let header = Header::new(at(s), optical);
+                let _ = image.publish(convert::ros_rgb_image(
+                    &Image::filled(4, 3, [9_u8, 9, 9]),
+                    header.clone(),
+                ));
+                let _ = depth.publish(convert::ros_depth_image(
+                    &Image::filled(4, 3, 1.0_f32),
+                    header.clone(),
+                    convert::DepthEncoding::Meters32F,
+                ));
+                let _ = info.publish(convert::camera_info(&intrinsics, header));
+            }
+        });
+        let frame = cams.capture("wrist").await.unwrap();
+        publisher.abort();
+        assert!(frame.stamp >= 10.0, "a frame from {} s", frame.stamp);
     }
 }

@@ -178,6 +178,18 @@ impl TfBuffer {
             })
     }
 
+    /// The newest stamp `/tf` has brought: the robot's "now" as its own clock tells it
+    /// (`None` before the first dynamic transform).
+    pub fn newest_stamp(&self) -> Option<Time> {
+        self.tree
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .edges
+            .values()
+            .filter_map(|e| e.stamp)
+            .max_by_key(stamp_key)
+    }
+
     /// The latest `parent → child` transform, only if every dynamic edge on its path
     /// came with a stamp at or after `stamp` (static edges always qualify).
     pub fn lookup_fresh(
