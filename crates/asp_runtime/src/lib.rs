@@ -11,10 +11,14 @@ use tracing_subscriber::EnvFilter;
 use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
 
-/// The default filter when `RUST_LOG` is unset: our crates at `info`, others at `warn`.
+/// The default filter when `RUST_LOG` is unset: our crates at `info`, others at `warn`,
+/// except ros2-client's warning on every request that comes without a related sample
+/// identity (how requests under the FastDDS service mapping arrive): the request is
+/// answered all the same, and a line per request buried the robot's log.
 pub const DEFAULT_LOG_FILTER: &str = "warn,asp=info,asp_core=info,asp_sim=info,asp_perception=info,\
 asp_agent=info,asp_llm=info,asp_verify=info,asp_skills=info,asp_nav=info,asp_ros=info,\
-asp_nodes=info,asp_cli=info,asp_eval=info,asp_memory=info,asp_affordance=info";
+asp_nodes=info,asp_cli=info,asp_eval=info,asp_memory=info,asp_affordance=info,\
+ros2_client::service::wrappers=error";
 
 static TRACING: Once = Once::new();
 
