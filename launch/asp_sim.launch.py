@@ -18,8 +18,9 @@ from launch.substitutions import LaunchConfiguration, PythonExpression
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NODES = "sim_node,verifier_node,object_map_node,affordance_node,skill_executor_node,go_to_node,agent_node"
-# the nodes stamp with the simulator's /clock, as `asp launch sim` sets them
-SIM_ARGS = "--set /**.use_sim_time=true"
+# as `asp launch sim` sets them: the nodes stamp with the simulator's /clock, and the
+# agent may drive the simulated robot's base
+SIM_ARGS = "--set /**.use_sim_time=true --set agent_node.mobile=true"
 
 
 def generate_launch_description():

@@ -240,6 +240,13 @@ fn main() -> ExitCode {
             return ExitCode::from(78);
         }
     }
+    // `asp run` drives the simulated robot, which stands on a base: the agent may move
+    // it (searches, go_to) unless the user's overrides say otherwise
+    if matches!(cli.command, Command::Run(_)) {
+        cli.global
+            .overrides
+            .insert(0, "agent_node.mobile=true".to_owned());
+    }
     // Commands that only print end quietly when their reader goes (`asp understand … |
     // head`), as Unix tools do. Not the others: they write to sockets (HTTP, the
     // launcher's children), where SIGPIPE's default action would kill the process

@@ -56,7 +56,8 @@ impl LaunchTarget {
         out
     }
 
-    /// Overrides the target implies, before the user's: simulated time and the sim's
+    /// Overrides the target implies, before the user's: simulated time, the simulated
+    /// robot's mobile base (the agent may drive it: searches and `go_to`) and the sim's
     /// VLM stand-in on a known port the product nodes are pointed at; a robot has no
     /// render service (its cameras stream).
     pub fn implied_overrides(self) -> Vec<String> {
@@ -64,6 +65,8 @@ impl LaunchTarget {
             LaunchTarget::Sim => vec![
                 // the nodes stamp with the simulator's /clock
                 "/**.use_sim_time=true".into(),
+                // the simulated xArm6 stands on a base
+                "agent_node.mobile=true".into(),
                 format!("sim_node.vlm_standin.bind=127.0.0.1:{SIM_VLM_PORT}"),
                 format!("agent_node.vlm.base_url=http://127.0.0.1:{SIM_VLM_PORT}/v1"),
                 "agent_node.vlm.api_key_env=\"\"".into(),
@@ -414,6 +417,11 @@ mod tests {
     fn targets_list_their_nodes_sim_first() {
         assert_eq!(LaunchTarget::Sim.nodes()[0], "sim_node");
         assert_eq!(LaunchTarget::Sim.nodes().len(), 7);
+        assert!(
+            LaunchTarget::Sim
+                .implied_overrides()
+                .contains(&"agent_node.mobile=true".to_owned())
+        );
         assert!(!LaunchTarget::Robot.nodes().contains(&"sim_node"));
         assert!(
             LaunchTarget::Robot
