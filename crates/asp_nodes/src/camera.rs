@@ -553,13 +553,14 @@ mod tests {
         let cams = RosCameras::new(&node, &cfg, tf.clone(), "map", &["wrist".to_owned()]).unwrap();
         let intrinsics = CameraIntrinsics::from_hfov(4, 3, 1.0);
         let publisher = tokio::spawn(async move {
-            // frames from 5 s (a backlog), then fresh ones from 10.5 s on, with TF
-            for i in 0..60 {
+            // frames from 5 s (a backlog), then fresh ones from 10.6 s on, with TF,
+            // until the capture is done (however late it starts on a busy machine)
+            for i in 0_u32.. {
                 tokio::time::sleep(Duration::from_millis(40)).await;
                 let s = if i < 6 {
-                    5.0 + 0.1 * i as f64
+                    5.0 + 0.1 * f64::from(i)
                 } else {
-                    10.0 + 0.1 * i as f64
+                    10.0 + 0.1 * f64::from(i)
                 };
                 if s > 10.0 {
                     let _ = tf_pub.publish(convert::tf_message(std::slice::from_ref(&pose), at(s)));
