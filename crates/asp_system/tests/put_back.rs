@@ -10,24 +10,14 @@ mod common;
 
 use asp_agent::GoalStatus;
 use asp_core::robot::CancellationToken;
-use asp_sim::scenario::Scenario;
-use asp_simulation::{SimSystem, SystemOptions, scenario_simulation};
 
-use common::{config_dir, oracle_config as config};
+use common::{oracle_config as config, start_on};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_goal_after_the_world_was_put_back_is_judged_on_the_world() {
     let data = tempfile::tempdir().unwrap();
-    let cfg = config(&data);
-    let sc = Scenario::load(config_dir().join("scenarios/tabletop/apple_in_bowl.yaml")).unwrap();
-    let sim = scenario_simulation(&cfg, &sc, None).unwrap();
-    let options = SystemOptions {
-        memory: true,
-        ..SystemOptions::default()
-    };
-    let system = SimSystem::start(&cfg, sim.clone(), &options, None, None)
-        .await
-        .unwrap();
+    let (system, sc) = start_on(&config(&data), "tabletop/apple_in_bowl.yaml", true).await;
+    let sim = system.sim.clone();
     let start = sim.with_state(|s| (s.world.clone(), s.robot.clone()));
     for round in 0..4 {
         let report = system

@@ -9,23 +9,14 @@ mod common;
 use asp_agent::GoalStatus;
 use asp_core::robot::CancellationToken;
 use asp_sim::scenario::Scenario;
-use asp_simulation::{SimSystem, SystemOptions, scenario_simulation};
+use asp_simulation::SimSystem;
 use asp_system::JournalEntry;
 
-use common::{config_dir, oracle_config as config};
+use common::{oracle_config as config, start_on};
 
 async fn run(file: &str) -> (SimSystem, Scenario, asp_agent::GoalReport) {
     let data = tempfile::tempdir().unwrap();
-    let cfg = config(&data);
-    let sc = Scenario::load(config_dir().join("scenarios").join(file)).unwrap();
-    let sim = scenario_simulation(&cfg, &sc, None).unwrap();
-    let options = SystemOptions {
-        memory: false,
-        ..SystemOptions::default()
-    };
-    let system = SimSystem::start(&cfg, sim, &options, None, None)
-        .await
-        .unwrap();
+    let (system, sc) = start_on(&config(&data), file, false).await;
     let report = system
         .agent
         .run_goal("g1", &sc.spec.goal, CancellationToken::new())
@@ -148,15 +139,8 @@ async fn the_estop_stops_the_mapping_poses() {
     let data = tempfile::tempdir().unwrap();
     let mut cfg = config(&data);
     cfg.config.object_map_node.mapping.build_on_start = false;
-    let sc = Scenario::load(config_dir().join("scenarios/tabletop/apple_in_bowl.yaml")).unwrap();
-    let sim = scenario_simulation(&cfg, &sc, None).unwrap();
-    let options = SystemOptions {
-        memory: false,
-        ..SystemOptions::default()
-    };
-    let system = SimSystem::start(&cfg, sim.clone(), &options, None, None)
-        .await
-        .unwrap();
+    let (system, _) = start_on(&cfg, "tabletop/apple_in_bowl.yaml", false).await;
+    let sim = system.sim.clone();
     let joints = sim.joint_states().1;
     system.estop.engage();
     let e = system.map.ensure_built().await.unwrap_err();

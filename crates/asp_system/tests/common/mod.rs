@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 
 use asp_config::{ConfigLoader, LoadedConfig};
+use asp_sim::scenario::Scenario;
+use asp_simulation::{SimSystem, SystemOptions, scenario_simulation};
 
 pub fn config_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../config")
@@ -22,4 +24,19 @@ pub fn oracle_config(data: &tempfile::TempDir) -> LoadedConfig {
         loader = loader.set(&o).unwrap();
     }
     loader.load().unwrap()
+}
+
+/// The system started on a simulation of scenario `file` (under `config/scenarios`),
+/// with the affordance memory or without.
+pub async fn start_on(cfg: &LoadedConfig, file: &str, memory: bool) -> (SimSystem, Scenario) {
+    let sc = Scenario::load(config_dir().join("scenarios").join(file)).unwrap();
+    let sim = scenario_simulation(cfg, &sc, None).unwrap();
+    let options = SystemOptions {
+        memory,
+        ..SystemOptions::default()
+    };
+    let system = SimSystem::start(cfg, sim, &options, None, None)
+        .await
+        .unwrap();
+    (system, sc)
 }
