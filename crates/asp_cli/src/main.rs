@@ -245,7 +245,7 @@ fn main() -> ExitCode {
     if matches!(cli.command, Command::Run(_)) {
         cli.global
             .overrides
-            .insert(0, "agent_node.mobile=true".to_owned());
+            .insert(0, asp_nodes::launch::SIMULATED_BASE.to_owned());
     }
     // Commands that only print end quietly when their reader goes (`asp understand … |
     // head`), as Unix tools do. Not the others: they write to sockets (HTTP, the

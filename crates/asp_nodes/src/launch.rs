@@ -65,8 +65,7 @@ impl LaunchTarget {
             LaunchTarget::Sim => vec![
                 // the nodes stamp with the simulator's /clock
                 "/**.use_sim_time=true".into(),
-                // the simulated xArm6 stands on a base
-                "agent_node.mobile=true".into(),
+                SIMULATED_BASE.into(),
                 format!("sim_node.vlm_standin.bind=127.0.0.1:{SIM_VLM_PORT}"),
                 format!("agent_node.vlm.base_url=http://127.0.0.1:{SIM_VLM_PORT}/v1"),
                 "agent_node.vlm.api_key_env=\"\"".into(),
@@ -75,6 +74,10 @@ impl LaunchTarget {
         }
     }
 }
+
+/// The override a simulated robot implies: it stands on a base the agent may drive
+/// (searches and `go_to`). `asp launch sim` and `asp run` set it before the user's.
+pub const SIMULATED_BASE: &str = "agent_node.mobile=true";
 
 /// The port `asp launch sim` serves the simulation's VLM on.
 pub const SIM_VLM_PORT: u16 = 8790;
@@ -420,7 +423,7 @@ mod tests {
         assert!(
             LaunchTarget::Sim
                 .implied_overrides()
-                .contains(&"agent_node.mobile=true".to_owned())
+                .contains(&SIMULATED_BASE.to_owned())
         );
         assert!(!LaunchTarget::Robot.nodes().contains(&"sim_node"));
         assert!(
