@@ -366,10 +366,10 @@ impl SkillExecutor {
                 req.skill,
                 Skill::Grasp | Skill::GraspPart | Skill::PinchPull
             )
-            && let Some(o) = before
-                .prior_place
-                .filter(|o| o.enough(self.cfg.perception.min_seen_points))
-            && o.vacated_share().is_some_and(|s| s >= ABSENT_BEFORE)
+            && let Some(o) = before.prior_place.filter(|o| {
+                let p = &self.cfg.perception;
+                o.seen_free(p.min_seen_points, p.absent_fraction) == Some(true)
+            })
         {
             return Err(not_there(req, o));
         }
@@ -1160,10 +1160,6 @@ fn nothing_held(req: &SkillRequest, how: &str) -> Stop {
         ),
     )
 }
-
-/// A fresh view before a grasp sees this share of the object's place as free space (or
-/// more): the object is not there.
-const ABSENT_BEFORE: f32 = 0.6;
 
 /// The object was not where the map has it when looked at before the motion: nothing
 /// moved; retryable after the map looks again.

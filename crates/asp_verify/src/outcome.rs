@@ -99,6 +99,13 @@ impl PlaceOccupancy {
     pub fn vacated_share(&self) -> Option<f32> {
         (self.judged() > 0).then(|| self.vacated as f32 / self.judged() as f32)
     }
+
+    /// Whether the view sees the place as free space: at least `fraction` of the judged
+    /// points are. `None` when too few were judged to tell ([`Self::enough`]).
+    pub fn seen_free(&self, min_seen: u32, fraction: f32) -> Option<bool> {
+        self.enough(min_seen)
+            .then(|| self.vacated_share().is_some_and(|s| s >= fraction))
+    }
 }
 
 /// How far the acted-on part was seen to move along its estimated joint (metres for a
@@ -537,11 +544,14 @@ pub fn geometric_answer(req: &OutcomeRequest, cfg: &OutcomeConfig) -> (Answer, V
             // it stood at its place before the skill: a place a fresh view already saw
             // as free space is not where the fingers found what they hold (the map was
             // out of date: something else was taken, a bowl's rim for an apple)
-            if let Some(o) = before.prior_place.filter(|o| o.enough(cfg.min_seen_points)) {
+            if let Some((o, free)) = before.prior_place.and_then(|o| {
+                o.seen_free(cfg.min_seen_points, cfg.left_place_fraction)
+                    .map(|free| (o, free))
+            }) {
                 let share = o.vacated_share().unwrap_or(0.0);
                 checks.push(check(
                     "was_there",
-                    Some(share < cfg.left_place_fraction),
+                    Some(!free),
                     format!(
                         "{:.0} % of the object's place was free space before the skill ({} of {} points judged; it was there below {:.0} %)",
                         share * 100.0,
@@ -566,12 +576,15 @@ pub fn geometric_answer(req: &OutcomeRequest, cfg: &OutcomeConfig) -> (Answer, V
                         ),
                     )
                 }
-                _ => match after.prior_place {
-                    Some(o) if o.enough(cfg.min_seen_points) => {
+                _ => match after
+                    .prior_place
+                    .map(|o| (o, o.seen_free(cfg.min_seen_points, cfg.left_place_fraction)))
+                {
+                    Some((o, Some(free))) => {
                         let share = o.vacated_share().unwrap_or(0.0);
                         check(
                             "left_place",
-                            Some(share >= cfg.left_place_fraction),
+                            Some(free),
                             format!(
                                 "{:.0} % of the object's place is free space now ({} of {} points judged; needs {:.0} %)",
                                 share * 100.0,
@@ -581,7 +594,7 @@ pub fn geometric_answer(req: &OutcomeRequest, cfg: &OutcomeConfig) -> (Answer, V
                             ),
                         )
                     }
-                    Some(o) => check(
+                    Some((o, None)) => check(
                         "left_place",
                         None,
                         format!(
@@ -1035,6 +1048,24 @@ mod tests {
                 .answer,
             Answer::Unknown
         );
+    }
+
+    #[test]
+    fn a_place_is_seen_free_only_from_enough_judged_points() {
+        let o = |present, vacated, points| PlaceOccupancy {
+            present,
+            vacated,
+            occluded: 0,
+            points,
+        };
+        assert_eq!(o(4, 16, 40).seen_free(15, 0.6), Some(true));
+        assert_eq!(o(10, 10, 40).seen_free(15, 0.6), Some(false));
+        // at the line: free
+        assert_eq!(o(8, 12, 40).seen_free(15, 0.6), Some(true));
+        // 10 judged of 40: too few to tell, however free they are
+        assert_eq!(o(0, 10, 40).seen_free(15, 0.6), None);
+        // a small object: half its points are enough
+        assert_eq!(o(0, 5, 9).seen_free(15, 0.6), Some(true));
     }
 
     #[tokio::test]

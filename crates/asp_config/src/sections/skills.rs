@@ -75,6 +75,12 @@ pub struct ObserverPerceptionConfig {
     /// Fewest matching points that place a moved part. Default 15.
     #[garde(range(min = 1, max = 100000))]
     pub min_seen_points: u32,
+    /// A fresh view before a grasp that sees this share of the object's place as free
+    /// space (or more, of at least `min_seen_points` judged) ends the skill before any
+    /// motion: the object is not where the map has it. The verifier's
+    /// `outcome.left_place_fraction` draws the same line after a pick. Default 0.6.
+    #[garde(range(min = 0.05, max = 1.0))]
+    pub absent_fraction: f32,
     /// A hinge's position is estimated from the front before the skill; after it, the
     /// hinge is moved in steps of this size in the horizontal plane while the views fit
     /// the moved door better, under `hinge_refinement`'s stopping rule (SPEC §5.1–5.2).
@@ -108,6 +114,7 @@ impl Default for ObserverPerceptionConfig {
             travel_step_m: 0.005,
             travel_step_rad: 0.02,
             min_seen_points: 15,
+            absent_fraction: 0.6,
             hinge_step_m: 0.02,
             hinge_refinement: super::verifier::ThresholdVerifierConfig {
                 overall: 9.5,
