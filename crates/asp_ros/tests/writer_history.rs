@@ -5,6 +5,11 @@
 //! sample up to 8,192 of them: each node's memory grew with every log line for as long
 //! as it ran. (A volatile one was already trimmed as it wrote.)
 //!
+//! A subscriber keeps its depth too: RustDDS's topic cache held 64 samples of every
+//! topic a participant reads, whatever the depth (a node reading a camera at depth 5
+//! held 64 frames), until the vendored ros2-client fix created ROS topics with resource
+//! limits of their depth.
+//!
 //! Memory is read as the bytes malloc has handed out (`mallinfo2`), not the resident
 //! size, which freed memory the allocator keeps would blur. One test in this file: it
 //! owns the process's heap figure.
@@ -43,6 +48,16 @@ const BEST_EFFORT: Phase = Phase {
     samples: 6000,
     payload: 1000,
     held_max: 4 * 1024 * 1024,
+};
+/// A reliable subscriber at depth 10 in this process, of samples that fragment: 50 MiB
+/// published. The topic cache kept 64 of them before the fix: 24 MiB held after
+/// settling, against 10 MiB with it (the cache, the subscription's mailbox and the
+/// Writer keep 10 each).
+const RELIABLE: Phase = Phase {
+    what: "a reliable subscriber",
+    samples: 200,
+    payload: 256 * 1024,
+    held_max: 16 * 1024 * 1024,
 };
 /// The Writer cleans its history every 6 s; this only stops a hung test.
 const BOUND: Duration = Duration::from_secs(90);
@@ -107,7 +122,7 @@ async fn publish_then_settle(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_latched_writer_keeps_its_depth_when_no_reader_acks() {
+async fn writers_and_readers_keep_their_depth() {
     let domain = common::fresh_domain();
     let t = Transport::dds(common::settings(domain, ServiceMapping::FastDds)).unwrap();
     let node = t.node("writer_history").unwrap();
@@ -128,4 +143,18 @@ async fn a_latched_writer_keeps_its_depth_when_no_reader_acks() {
         .unwrap();
     let base = heap_in_use();
     publish_then_settle(&p, base, &BEST_EFFORT).await;
+
+    // a reliable subscriber in a second participant of this process
+    let _reader = sub_node
+        .subscribe::<std_msgs::String>("/wh/reliable", Qos::default_reliable())
+        .unwrap();
+    let p = node
+        .publisher::<std_msgs::String>("/wh/reliable", Qos::default_reliable())
+        .unwrap();
+    tokio::time::timeout(BOUND, p.wait_for_subscribers())
+        .await
+        .expect("the reliable subscriber never matched")
+        .unwrap();
+    let base = heap_in_use();
+    publish_then_settle(&p, base, &RELIABLE).await;
 }

@@ -226,7 +226,7 @@ impl Context {
     qos: &QosProfile,
   ) -> CreateResult<Topic> {
     info!("Creating topic, DDS name: {topic_dds_name}");
-    let dds_qos: QosPolicies = qos.into();
+    let dds_qos: QosPolicies = crate::qos::topic_policies(qos);
     let topic = self.domain_participant().create_topic(
       topic_dds_name,
       type_name.dds_msg_type(),
@@ -246,7 +246,7 @@ impl Context {
   where
     M: Serialize,
   {
-    let dds_qos = qos.map(QosPolicies::from);
+    let dds_qos = Some(crate::qos::writer_policies(qos.as_ref()));
     let datawriter = self
       .get_ros_default_publisher()
       .create_datawriter_no_key(topic, dds_qos)?;
@@ -277,7 +277,7 @@ impl Context {
   where
     SA: SerializerAdapter<M>,
   {
-    let dds_qos = qos.map(QosPolicies::from);
+    let dds_qos = Some(crate::qos::writer_policies(qos.as_ref()));
     Ok(
       self
         .get_ros_default_publisher()

@@ -1197,8 +1197,8 @@ impl Node {
     // Where are the suffixes documented?
     // And why "Reply" and not "Response" ?
 
-    let request_dds_qos: QosPolicies = (&request_qos).into();
-    let response_dds_qos: QosPolicies = (&response_qos).into();
+    let request_dds_qos: QosPolicies = crate::qos::topic_policies(&request_qos);
+    let response_dds_qos: QosPolicies = crate::qos::topic_policies(&response_qos);
 
     let rq_topic = self.ros_context.domain_participant().create_topic(
       service_name.to_dds_name("rq", &self.node_name, "Request"),
@@ -1252,8 +1252,8 @@ impl Node {
     // Self::check_name_and_add_prefix("rr/", &(service_name.to_owned() +
     // "Reply"))?;
 
-    let request_dds_qos: QosPolicies = (&request_qos).into();
-    let response_dds_qos: QosPolicies = (&response_qos).into();
+    let request_dds_qos: QosPolicies = crate::qos::topic_policies(&request_qos);
+    let response_dds_qos: QosPolicies = crate::qos::topic_policies(&response_qos);
 
     let rq_topic = self.ros_context.domain_participant().create_topic(
       //rq_name,

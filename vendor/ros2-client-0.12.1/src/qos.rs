@@ -206,6 +206,9 @@ impl Default for QosProfile {
 // ---------------------------------------------------------------------------
 
 #[cfg(feature = "dds")]
+pub(crate) use dds_conv::{topic_policies, writer_policies};
+
+#[cfg(feature = "dds")]
 mod dds_conv {
   use rustdds::{Duration as DdsDuration, QosPolicies, QosPolicyBuilder, policy};
 
@@ -294,6 +297,54 @@ mod dds_conv {
     fn from(p: QosProfile) -> Self {
       Self::from(&p)
     }
+  }
+
+  // ASP patch. RustDDS bounds the samples each participant keeps of a topic (its
+  // topic cache, shared by the participant's readers) by the Topic's ResourceLimits,
+  // and without them by 64, whatever the depth: a node reading a camera at depth 5
+  // held 64 frames, a verifier 64 requests carrying clouds. A ROS 2 topic has no
+  // key, so it is one DDS instance and a keep-last depth bounds all of it.
+  //
+  // A DataWriter takes its Topic's QoS under its own, and RustDDS sizes a reliable
+  // Writer's send window by `max_samples` (8,192 without limits). Writers therefore
+  // set that default themselves ([`writer_policies`]): with the Topic's limit a
+  // depth-1 topic would fall back to stop-and-wait.
+  /// The QoS a ROS 2 topic (or a service's request or reply topic) is created with.
+  pub(crate) fn topic_policies(p: &QosProfile) -> QosPolicies {
+    let dds = QosPolicies::from(p);
+    match p.history {
+      History::KeepLast { depth } => {
+        let depth = depth.max(1) as i32;
+        dds.modify_by(
+          &QosPolicyBuilder::new()
+            .resource_limits(policy::ResourceLimits {
+              max_samples: depth,
+              max_instances: 1,
+              max_samples_per_instance: depth,
+            })
+            .build(),
+        )
+      }
+      History::KeepAll => dds,
+    }
+  }
+
+  /// RustDDS's window for a Writer without ResourceLimits.
+  const WRITER_MAX_SAMPLES: i32 = 8192;
+
+  /// The QoS a DataWriter is created with: `p` (none: its Topic's), and the send
+  /// window RustDDS gives a Writer without ResourceLimits (not its Topic's cache
+  /// bound).
+  pub(crate) fn writer_policies(p: Option<&QosProfile>) -> QosPolicies {
+    p.map(QosPolicies::from).unwrap_or_else(QosPolicies::qos_none).modify_by(
+      &QosPolicyBuilder::new()
+        .resource_limits(policy::ResourceLimits {
+          max_samples: WRITER_MAX_SAMPLES,
+          max_instances: WRITER_MAX_SAMPLES,
+          max_samples_per_instance: WRITER_MAX_SAMPLES,
+        })
+        .build(),
+    )
   }
 
   impl From<&QosPolicies> for QosProfile {
