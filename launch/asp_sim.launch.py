@@ -18,9 +18,13 @@ from launch.substitutions import LaunchConfiguration, PythonExpression
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NODES = "sim_node,verifier_node,object_map_node,affordance_node,skill_executor_node,go_to_node,agent_node"
-# as `asp launch sim` sets them: the nodes stamp with the simulator's /clock, and the
-# agent may drive the simulated robot's base
-SIM_ARGS = "--set /**.use_sim_time=true --set agent_node.mobile=true"
+# as `asp launch sim` sets them: the nodes stamp with the simulator's /clock, the
+# agent may drive the simulated robot's base, and the cameras stream at 5 Hz as a
+# robot's do (the nodes read the streams, not the render service)
+SIM_ARGS = (
+    "--set /**.use_sim_time=true --set agent_node.mobile=true"
+    " --set sim_node.camera.rate_hz=5.0 --set /**.cameras.sim_render=false"
+)
 
 
 def generate_launch_description():

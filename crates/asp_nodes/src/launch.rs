@@ -57,15 +57,19 @@ impl LaunchTarget {
     }
 
     /// Overrides the target implies, before the user's: simulated time, the simulated
-    /// robot's mobile base (the agent may drive it: searches and `go_to`) and the sim's
-    /// VLM stand-in on a known port the product nodes are pointed at; a robot has no
-    /// render service (its cameras stream).
+    /// robot's mobile base (the agent may drive it: searches and `go_to`), cameras that
+    /// stream as a robot's do, and the sim's VLM stand-in on a known port the product
+    /// nodes are pointed at; a robot has no render service (its cameras stream).
     pub fn implied_overrides(self) -> Vec<String> {
         match self {
             LaunchTarget::Sim => vec![
                 // the nodes stamp with the simulator's /clock
                 "/**.use_sim_time=true".into(),
                 SIMULATED_BASE.into(),
+                // what RViz and `ros2 topic hz` see on a robot; `asp run` and the tests
+                // render on request instead (deterministic frames)
+                format!("sim_node.camera.rate_hz={SIM_CAMERA_RATE_HZ}"),
+                "/**.cameras.sim_render=false".into(),
                 format!("sim_node.vlm_standin.bind=127.0.0.1:{SIM_VLM_PORT}"),
                 format!("agent_node.vlm.base_url=http://127.0.0.1:{SIM_VLM_PORT}/v1"),
                 "agent_node.vlm.api_key_env=\"\"".into(),
@@ -78,6 +82,9 @@ impl LaunchTarget {
 /// The override a simulated robot implies: it stands on a base the agent may drive
 /// (searches and `go_to`). `asp launch sim` and `asp run` set it before the user's.
 pub const SIMULATED_BASE: &str = "agent_node.mobile=true";
+
+/// How often `asp launch sim`'s simulated cameras publish, Hz.
+pub const SIM_CAMERA_RATE_HZ: f64 = 5.0;
 
 /// The port `asp launch sim` serves the simulation's VLM on.
 pub const SIM_VLM_PORT: u16 = 8790;
@@ -434,5 +441,24 @@ mod tests {
         );
         let l = Launcher::new("/nonexistent", vec![], Arc::new(|_: &str, _: &str| {}));
         assert_eq!(l.missing(LaunchTarget::Robot).len(), 6);
+    }
+
+    /// `asp launch sim` publishes camera streams as a robot does, and the nodes read
+    /// them rather than asking the simulator for frames.
+    #[test]
+    fn the_simulated_robot_streams_its_cameras() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config");
+        let mut loader = asp_config::ConfigLoader::new().dir(&dir).unwrap();
+        for o in LaunchTarget::Sim.implied_overrides() {
+            loader = loader.set(&o).unwrap();
+        }
+        let cfg = loader.load().unwrap().config;
+        assert_eq!(cfg.sim_node.camera.rate_hz, SIM_CAMERA_RATE_HZ);
+        assert!(!cfg.common.cameras.sim_render);
+        assert!(cfg.agent_node.mobile);
+        // the files alone render on request (`asp run`, the tests)
+        let files = asp_config::AspConfig::load_dir(&dir).unwrap().config;
+        assert!(files.common.cameras.sim_render);
+        assert_eq!(files.sim_node.camera.rate_hz, 0.0);
     }
 }
