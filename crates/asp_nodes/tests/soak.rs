@@ -3,9 +3,12 @@
 //! default (`ASP_SOAK_GOALS` sets another number) — through the service and the action
 //! alike: goals that are refused (most: they cost little, so the soak fits in CI),
 //! every 50th one that fails after a search (nothing matches), every 100th one that
-//! succeeds on the simulator (the world is put back after it). Every node's
-//! resident memory is read from `/proc` after a warm-up and at the end: the growth per
-//! 100 goals must stay under a bound (it printed the figures the README reports).
+//! succeeds on the simulator (every 20th in the warm-up, so the nodes' caches of
+//! service requests fill before the first reading; the world is put back after each).
+//! Every node's resident memory is read from `/proc` every 50 goals after the warm-up;
+//! the growth per 100 goals (a least-squares slope, so one reading's noise does not
+//! decide) must stay under a bound, for the six together and for each node. It prints
+//! the figures the README reports.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -33,9 +36,13 @@ use asp_simulation::{scenario_simulation, start_sim_node};
 const HANG_GUARD: Duration = Duration::from_secs(300);
 /// Goals before the first memory reading: caches, pools and allocator arenas fill.
 const WARM_UP: usize = 200;
+/// Goals between memory readings after the warm-up.
+const READ_EVERY: usize = 50;
 /// The most the six nodes together may grow per 100 goals after the warm-up. A leak of
 /// the size the soak found before (agent_node's journal: ~67 KiB a goal) is 6.5 MiB.
 const MAX_MIB_PER_100_GOALS: f64 = 1.5;
+/// … and each of them (a leak in one must not hide behind another's shrinking cache).
+const MAX_NODE_MIB_PER_100_GOALS: f64 = 1.0;
 
 /// Resident memory of process `pid`, MiB.
 fn rss_mib(pid: u32) -> f64 {
@@ -57,12 +64,22 @@ fn memory(launcher: &Launcher) -> BTreeMap<String, f64> {
         .collect()
 }
 
-// Not flat yet: 500 goals measured 0.44 MiB per 100 goals for the six together, under the
-// bound only because the two big nodes' camera caches swing by a MiB or so either way;
-// the small ones grow about 1 MiB per 100 goals each, with time rather than goals
-// (README, Results). It also takes ~11 min for 1,000 goals. Run it with
+/// Least-squares slope of `ys` over `xs`, per 100.
+fn slope_per_100(xs: &[f64], ys: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
+    let sxy: f64 = xs.iter().zip(ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    let sxx: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
+    sxy / sxx * 100.0
+}
+
+// Not in CI yet: with the topic caches bounded (vendor/README.md) the small nodes are
+// flat, but the object map still grows after the warm-up (7 objects at goal 200, 18 at
+// goal 1,000 on 2026-11-26: the searches for the unknown object map more of the room)
+// and object_map_node with it (2.4 MiB per 100 goals). Next: a warm-up that lasts until
+// the map stops growing. It takes ~16 min for 1,000 goals. Run it with
 // `cargo test --release -p asp_nodes --test soak -- --ignored --nocapture`.
-#[ignore = "memory still grows (about 1 MiB per 100 goals in each small node, see the README); run with --ignored"]
+#[ignore = "the object map still grows after the warm-up (see the comment above); run with --ignored"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_goals_leave_memory_flat() {
     let goals: usize = std::env::var("ASP_SOAK_GOALS")
@@ -70,8 +87,8 @@ async fn a_thousand_goals_leave_memory_flat() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1000);
     assert!(
-        goals > WARM_UP,
-        "ASP_SOAK_GOALS must exceed the warm-up ({WARM_UP})"
+        goals >= WARM_UP + 2 * READ_EVERY,
+        "ASP_SOAK_GOALS must be at least the warm-up ({WARM_UP}) and two readings after it"
     );
     let domain = common::fresh_domain();
     let data = tempfile::tempdir().unwrap();
@@ -169,16 +186,18 @@ async fn a_thousand_goals_leave_memory_flat() {
         ("hello there", false, Some(goal_refused::NO_VERB)),
         ("fold the laundry", false, Some(goal_refused::UNSUPPORTED)),
     ];
-    // after the warm-up: the goal, every node's memory, the map's (objects, points)
+    // after the warm-up, every READ_EVERY goals: the goal, every node's memory, the
+    // map's (objects, points)
     type Reading = (usize, BTreeMap<String, f64>, (u32, u32));
-    let mut before: Option<Reading> = None;
+    let mut readings: Vec<Reading> = Vec::new();
     let began = Instant::now();
     let (mut succeeded, mut by_service) = (0, 0);
     for i in 0..goals {
-        if i == WARM_UP {
-            before = Some((i, memory(&launcher), map_size()));
+        if i >= WARM_UP && (i - WARM_UP) % READ_EVERY == 0 {
+            readings.push((i, memory(&launcher), map_size()));
         }
-        let (goal, succeeds, refused) = if i % 100 == 99 {
+        let success_every = if i < WARM_UP { 20 } else { 100 };
+        let (goal, succeeds, refused) = if i % success_every == success_every - 1 {
             (sc.spec.goal.as_str(), true, None)
         } else if i % 50 == 24 {
             unknown
@@ -235,32 +254,70 @@ async fn a_thousand_goals_leave_memory_flat() {
         }
     }
     let elapsed = began.elapsed().as_secs_f64();
-    let (from, before, map_before) = before.unwrap();
-    let after = memory(&launcher);
-    let map_after = map_size();
+    readings.push((goals, memory(&launcher), map_size()));
     let _ = stop_tx.send(());
     let report = launched.await.unwrap().unwrap();
     assert!(report.clean(), "{report:?}\n{}", logs());
     assert!(report.respawns.is_empty(), "{report:?}");
 
-    let per_100 = |a: f64, b: f64| (b - a) / (goals - from) as f64 * 100.0;
+    let xs: Vec<f64> = readings.iter().map(|r| r.0 as f64).collect();
+    let series = |node: Option<&str>| -> Vec<f64> {
+        readings
+            .iter()
+            .map(|r| match node {
+                Some(n) => r.1[n],
+                None => r.1.values().sum(),
+            })
+            .collect()
+    };
+    let (first, last) = (&readings[0], &readings[readings.len() - 1]);
     println!(
         "soak: {goals} goals ({succeeded} succeeded on the simulator, {by_service} through the service) in {elapsed:.0} s"
     );
-    println!("node                  MiB at goal {from}   MiB at goal {goals}   MiB per 100 goals");
-    for (node, b) in &before {
-        let a = after[node];
-        println!("{node:<20}  {b:>14.1}  {a:>15.1}  {:>18.2}", per_100(*b, a));
-    }
     println!(
-        "object map: {} objects, {} points at goal {from}; {} objects, {} points at goal {goals}",
-        map_before.0, map_before.1, map_after.0, map_after.1
+        "node                  MiB at goal {}   MiB at goal {goals}   MiB per 100 goals (slope over {} readings)",
+        first.0,
+        readings.len()
     );
-    let (b, a) = (before.values().sum::<f64>(), after.values().sum::<f64>());
-    let growth = per_100(b, a);
-    println!("{:<20}  {b:>14.1}  {a:>15.1}  {growth:>18.2}", "all six");
+    let mut grew = Vec::new();
+    for node in asp_nodes::launch::PRODUCT_NODES {
+        let ys = series(Some(node));
+        let slope = slope_per_100(&xs, &ys);
+        println!(
+            "{node:<20}  {:>14.1}  {:>15.1}  {slope:>18.2}",
+            ys[0],
+            ys[ys.len() - 1]
+        );
+        if slope >= MAX_NODE_MIB_PER_100_GOALS {
+            grew.push(format!("{node} {slope:.2} ({ys:.1?})"));
+        }
+    }
+    let all = series(None);
+    let growth = slope_per_100(&xs, &all);
+    println!(
+        "{:<20}  {:>14.1}  {:>15.1}  {growth:>18.2}",
+        "all six",
+        all[0],
+        all[all.len() - 1]
+    );
+    println!(
+        "object map: {} objects, {} points at goal {}; {} objects, {} points at goal {goals}",
+        first.2.0, first.2.1, first.0, last.2.0, last.2.1
+    );
     assert!(
         growth < MAX_MIB_PER_100_GOALS,
-        "the nodes grew {growth:.2} MiB per 100 goals after the warm-up ({b:.1} → {a:.1} MiB)"
+        "the nodes grew {growth:.2} MiB per 100 goals after the warm-up ({all:.1?} MiB)"
     );
+    assert!(
+        grew.is_empty(),
+        "nodes grew {MAX_NODE_MIB_PER_100_GOALS} MiB per 100 goals or more after the warm-up: {}",
+        grew.join("; ")
+    );
+}
+
+#[test]
+fn the_slope_is_per_100_goals() {
+    let xs = [200.0, 250.0, 300.0, 350.0];
+    assert!((slope_per_100(&xs, &[10.0, 10.5, 11.0, 11.5]) - 1.0).abs() < 1e-9);
+    assert!(slope_per_100(&xs, &[10.0, 10.0, 10.0, 10.0]).abs() < 1e-9);
 }
