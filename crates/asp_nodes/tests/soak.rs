@@ -193,7 +193,7 @@ async fn a_thousand_goals_leave_memory_flat() {
     let began = Instant::now();
     let (mut succeeded, mut by_service) = (0, 0);
     for i in 0..goals {
-        if i >= WARM_UP && (i - WARM_UP) % READ_EVERY == 0 {
+        if i >= WARM_UP && (i - WARM_UP).is_multiple_of(READ_EVERY) {
             readings.push((i, memory(&launcher), map_size()));
         }
         let success_every = if i < WARM_UP { 20 } else { 100 };
