@@ -2,13 +2,16 @@
 //! against the sim node in this process over DDS, taking goal after goal — 1,000 by
 //! default (`ASP_SOAK_GOALS` sets another number) — through the service and the action
 //! alike: goals that are refused (most: they cost little, so the soak fits in CI),
-//! every 50th one that fails after a search (nothing matches), every 100th one that
-//! succeeds on the simulator (every 20th in the warm-up, so the nodes' caches of
-//! service requests fill before the first reading; the world is put back after each).
-//! Every node's resident memory is read from `/proc` every 50 goals after the warm-up;
-//! the growth per 100 goals (a least-squares slope, so one reading's noise does not
-//! decide) must stay under a bound, for the six together and for each node. It prints
-//! the figures the README reports.
+//! every 50th one that fails after a search (nothing matches; the search drives the
+//! base sideways and maps more of the room), every 100th one that succeeds on the
+//! simulator (every 20th in the first 200, so the nodes' caches of service requests
+//! fill; the world is put back after each). The warm-up lasts until the object map has
+//! held its size over a whole cycle of 100 goals: what the nodes hold grows with what
+//! the robot has seen, which is no leak, and a reading taken before the searches mapped
+//! the room would count that as one. Every node's resident memory is then read from
+//! `/proc` every 50 goals; the growth per 100 goals (a least-squares slope, so one
+//! reading's noise does not decide) must stay under a bound, for the six together and
+//! for each node. It prints the figures the README reports.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -34,8 +37,13 @@ use asp_simulation::{scenario_simulation, start_sim_node};
 
 /// Only stops a hung test; nothing is asserted about how long things take.
 const HANG_GUARD: Duration = Duration::from_secs(300);
-/// Goals before the first memory reading: caches, pools and allocator arenas fill.
-const WARM_UP: usize = 200;
+/// Goals with a success every 20th, first: caches, pools and allocator arenas fill.
+const FILL: usize = 200;
+/// The schedule after that repeats every this many goals (one success, two searches);
+/// the warm-up ends at the first cycle's end after which the map's size did not change.
+const CYCLE: usize = 100;
+/// Memory readings after the warm-up, at least (the last one included).
+const MIN_READINGS: usize = 5;
 /// Goals between memory readings after the warm-up.
 const READ_EVERY: usize = 50;
 /// The most the six nodes together may grow per 100 goals after the warm-up. A leak of
@@ -73,13 +81,6 @@ fn slope_per_100(xs: &[f64], ys: &[f64]) -> f64 {
     sxy / sxx * 100.0
 }
 
-// Not in CI yet: with the topic caches bounded (vendor/README.md) the small nodes are
-// flat, but the object map still grows after the warm-up (7 objects at goal 200, 18 at
-// goal 1,000 on 2026-11-26: the searches for the unknown object map more of the room)
-// and object_map_node with it (2.4 MiB per 100 goals). Next: a warm-up that lasts until
-// the map stops growing. It takes ~16 min for 1,000 goals. Run it with
-// `cargo test --release -p asp_nodes --test soak -- --ignored --nocapture`.
-#[ignore = "the object map still grows after the warm-up (see the comment above); run with --ignored"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_goals_leave_memory_flat() {
     let goals: usize = std::env::var("ASP_SOAK_GOALS")
@@ -87,8 +88,9 @@ async fn a_thousand_goals_leave_memory_flat() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1000);
     assert!(
-        goals >= WARM_UP + 2 * READ_EVERY,
-        "ASP_SOAK_GOALS must be at least the warm-up ({WARM_UP}) and two readings after it"
+        goals >= FILL + 2 * CYCLE + (MIN_READINGS - 1) * READ_EVERY,
+        "ASP_SOAK_GOALS must leave room for the warm-up (at least {} goals) and {MIN_READINGS} readings after it",
+        FILL + 2 * CYCLE
     );
     let domain = common::fresh_domain();
     let data = tempfile::tempdir().unwrap();
@@ -190,13 +192,27 @@ async fn a_thousand_goals_leave_memory_flat() {
     // map's (objects, points)
     type Reading = (usize, BTreeMap<String, f64>, (u32, u32));
     let mut readings: Vec<Reading> = Vec::new();
+    // the map's size at every CYCLE-th goal, and the goal the warm-up ended at
+    let mut map_by_cycle: Vec<(u32, u32)> = Vec::new();
+    let mut warm_end: Option<usize> = None;
     let began = Instant::now();
     let (mut succeeded, mut by_service) = (0, 0);
     for i in 0..goals {
-        if i >= WARM_UP && (i - WARM_UP).is_multiple_of(READ_EVERY) {
+        if i.is_multiple_of(CYCLE) {
+            let now = map_size();
+            if warm_end.is_none() && i >= FILL + CYCLE && map_by_cycle.last() == Some(&now) {
+                println!(
+                    "soak: warm-up ends at goal {i}: the map held {} objects, {} points over the last {CYCLE} goals",
+                    now.0, now.1
+                );
+                warm_end = Some(i);
+            }
+            map_by_cycle.push(now);
+        }
+        if warm_end.is_some_and(|w| (i - w).is_multiple_of(READ_EVERY)) {
             readings.push((i, memory(&launcher), map_size()));
         }
-        let success_every = if i < WARM_UP { 20 } else { 100 };
+        let success_every = if i < FILL { 20 } else { CYCLE };
         let (goal, succeeds, refused) = if i % success_every == success_every - 1 {
             (sc.spec.goal.as_str(), true, None)
         } else if i % 50 == 24 {
@@ -241,6 +257,12 @@ async fn a_thousand_goals_leave_memory_flat() {
         if let Some(expected) = refused {
             assert_eq!(code, expected, "goal {i} {goal:?}: {msg}");
         }
+        if refused.is_none() {
+            let (objects, points) = map_size();
+            println!(
+                "soak: goal {i} {goal:?} (success {success}): map {objects} objects, {points} points"
+            );
+        }
         if succeeds {
             assert!(
                 sim.holds(&sc.spec.success),
@@ -255,6 +277,15 @@ async fn a_thousand_goals_leave_memory_flat() {
     }
     let elapsed = began.elapsed().as_secs_f64();
     readings.push((goals, memory(&launcher), map_size()));
+    assert!(
+        warm_end.is_some(),
+        "the object map never held its size over {CYCLE} goals in a world that does not change: (objects, points) at every {CYCLE}th goal {map_by_cycle:?}"
+    );
+    assert!(
+        readings.len() >= MIN_READINGS,
+        "the warm-up ended at goal {warm_end:?}, leaving {} memory readings of {goals} goals; set ASP_SOAK_GOALS higher",
+        readings.len()
+    );
     let _ = stop_tx.send(());
     let report = launched.await.unwrap().unwrap();
     assert!(report.clean(), "{report:?}\n{}", logs());
