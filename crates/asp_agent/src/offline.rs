@@ -79,6 +79,10 @@ struct Offline<'r, 'a> {
     last: bool,
     /// Choices no check could confirm, said in the summary.
     unconfirmed: Vec<String>,
+    /// An object retrieval may answer that cannot be what is looked for now: the held
+    /// object while resolving where it goes (a view that takes it for the location
+    /// misjudged).
+    ruled_out: Option<ObjectKey>,
 }
 
 /// Runs the plan's subtasks in order.
@@ -92,6 +96,7 @@ pub(crate) async fn drive(rt: &mut GoalRuntime<'_>, plan: &Plan) -> DriveEnd {
         picked: None,
         last: false,
         unconfirmed: Vec::new(),
+        ruled_out: None,
     };
     let max_retries = agent.rt.settings.max_retries_per_call;
     let mut done = Vec::new();
@@ -229,7 +234,10 @@ impl Offline<'_, '_> {
                 let location = st.location.clone().unwrap_or_default();
                 // the drop target is the part when one is named ("top drawer")
                 let target_phrase = st.location_part.clone().unwrap_or(location);
-                let target = self.resolve(&target_phrase, &[]).await?;
+                self.ruled_out = Some(held.clone());
+                let target = self.resolve(&target_phrase, &[]).await;
+                self.ruled_out = None;
+                let target = target?;
                 if target == held {
                     return Err(StepError::Failed {
                         message: format!(
@@ -344,6 +352,25 @@ impl Offline<'_, '_> {
             ));
             candidates = self.retrieve(&p.query).await?;
         }
+        // still one, and the goal compares it with its twins ("the small ball"): a twin
+        // usually lies near it, so on a mobile robot drive up to the one found and look
+        // from there (once per query) before settling for it
+        if let (Some(rel), [only]) = (&p.relation, candidates.as_slice())
+            && rel.compares_candidates()
+            && self.rt.settings.mobile
+            && self
+                .looked_again
+                .insert(format!("{} (from close by)", p.query))
+        {
+            let only = only.clone();
+            self.approach(&only, &format!("look at the {}", p.query))
+                .await?;
+            self.rt.look_again(&format!(
+                "{phrase:?} singles one out of several, but one {:?} was found: looking again from beside {only}",
+                p.query
+            ));
+            candidates = self.retrieve(&p.query).await?;
+        }
         let key = match (&p.relation, candidates.as_slice()) {
             (_, []) => {
                 return Err(StepError::Failed {
@@ -365,7 +392,12 @@ impl Offline<'_, '_> {
             }
             (_, [only]) => only.clone(),
             (None, [first, ..]) => first.clone(),
-            (Some(rel), _) => self.choose(rel.clone(), candidates).await?,
+            (Some(rel), _) => self.choose(rel.clone(), candidates.clone()).await?,
+        };
+        // the held object is never where it goes: the best of the others instead
+        let key = match &self.ruled_out {
+            Some(r) if *r == key => candidates.iter().find(|c| *c != r).cloned().unwrap_or(key),
+            _ => key,
         };
         self.resolved.insert(phrase.to_owned(), key.clone());
         Ok(key)
@@ -436,11 +468,37 @@ impl Offline<'_, '_> {
                 self.rt.look_again(&format!(
                     "nothing matched {query:?}: the map may have missed it or a look misjudged it"
                 ));
-                self.must(req).await?;
+                self.must(req.clone()).await?;
             }
             first => {
                 first?;
             }
+        }
+        let Some(ruled_out) = self.ruled_out.clone() else {
+            return Ok(self.rt.last_retrieval.clone());
+        };
+        // the held object stays among the candidates (it counts in "the big box" when
+        // the small one is held) but cannot be chosen; when it is all that matched,
+        // that view misjudged it and the location may be out of the map's view: look
+        // again (once per query) before giving up
+        let only_it = |found: &[ObjectKey]| found.iter().all(|k| *k == ruled_out);
+        if only_it(&self.rt.last_retrieval)
+            && self
+                .looked_again
+                .insert(format!("{query} (not {ruled_out})"))
+        {
+            self.rt.look_again(&format!(
+                "only the held object {ruled_out} matched {query:?}, and it cannot be where it goes"
+            ));
+            self.must(req).await?;
+        }
+        if only_it(&self.rt.last_retrieval) {
+            return Err(StepError::Failed {
+                message: format!(
+                    "nothing but the held object {ruled_out} matched {query:?}, and it cannot be where it goes"
+                ),
+                retryable: false,
+            });
         }
         Ok(self.rt.last_retrieval.clone())
     }

@@ -106,8 +106,11 @@ struct Inner {
     failures: VecDeque<ScriptedFailure>,
     remaps: u32,
     cancelled_calls: u32,
-    /// Objects retrieval does not find until the next remap (missed by the map).
-    hidden: std::collections::HashSet<usize>,
+    /// Objects retrieval does not find until this many more remaps (missed by the map).
+    hidden: HashMap<usize, u32>,
+    /// Objects retrieval also returns, first, for queries with this word until the next
+    /// remap (a look that took them for it).
+    mistaken: Vec<(usize, String)>,
     /// Objects no look finds (a twin every view misjudges).
     unseen: std::collections::HashSet<usize>,
 }
@@ -274,9 +277,24 @@ impl TableWorld {
 
     /// Retrieval misses `name` until the map is rebuilt (a look that did not see it).
     pub fn hide_until_remap(&self, name: &str) {
+        self.hide_for_remaps(name, 1);
+    }
+
+    /// Retrieval misses `name` until the map has been rebuilt `remaps` times (looks
+    /// from where the robot stands do not see it).
+    pub fn hide_for_remaps(&self, name: &str, remaps: u32) {
         let mut inner = self.lock();
         if let Some(i) = inner.objects.iter().position(|o| o.name == name) {
-            inner.hidden.insert(i);
+            inner.hidden.insert(i, remaps);
+        }
+    }
+
+    /// Until the map is rebuilt, retrieval takes `name` for every query with `word`,
+    /// and returns it first (a look that misjudged it).
+    pub fn mistake_until_remap(&self, name: &str, word: &str) {
+        let mut inner = self.lock();
+        if let Some(i) = inner.objects.iter().position(|o| o.name == name) {
+            inner.mistaken.push((i, word.to_owned()));
         }
     }
 
@@ -394,20 +412,29 @@ impl ToolBackend for TableWorld {
         self.log_and_scripted(format!("object_retrieval({query})"), "object_retrieval")?;
         let q = tokens(query);
         let mut inner = self.lock();
-        let matching: Vec<usize> = inner
+        let mistaken = inner
+            .mistaken
+            .iter()
+            .filter(|(_, word)| q.contains(word))
+            .map(|(i, _)| *i);
+        let seen = inner
             .objects
             .iter()
             .enumerate()
             .filter(|(i, o)| {
                 let d = tokens(&o.description);
-                !inner.hidden.contains(i)
+                !inner.hidden.contains_key(i)
                     && !inner.unseen.contains(i)
                     && !q.is_empty()
                     && q.iter().all(|w| d.contains(w))
             })
-            .map(|(i, _)| i)
-            .take(self.top_k)
-            .collect();
+            .map(|(i, _)| i);
+        let mut matching: Vec<usize> = Vec::new();
+        for i in mistaken.chain(seen) {
+            if !matching.contains(&i) && matching.len() < self.top_k {
+                matching.push(i);
+            }
+        }
         let mut out = Vec::new();
         for i in matching {
             if let Some(k) = inner.keys.get(&i) {
@@ -656,7 +683,11 @@ impl ToolBackend for TableWorld {
         self.log_and_scripted("remap()".into(), "remap")?;
         let mut inner = self.lock();
         inner.remaps += 1;
-        inner.hidden.clear();
+        inner.hidden.retain(|_, left| {
+            *left -= 1;
+            *left > 0
+        });
+        inner.mistaken.clear();
         // as the map service does, keys stay with their objects (it finds each where it
         // was, or where the robot put it); nothing here moves unseen, so all stay
         Ok(())

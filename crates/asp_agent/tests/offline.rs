@@ -538,6 +538,85 @@ async fn the_only_one_found_of_several_is_done_but_never_verified() {
 }
 
 #[tokio::test]
+async fn the_held_object_is_never_where_it_goes() {
+    // a look took the held egg for the bowl, and the bowl is out of view: the egg is
+    // ruled out, the agent looks again and drops it in the bowl it then finds
+    let (w, r) = attempt("put the egg in the bowl", |w| {
+        w.hide_until_remap("bowl");
+        w.mistake_until_remap("egg_a", "bowl");
+    })
+    .await;
+    assert!(r.status.is_completed(), "{:#?}", trace(&r));
+    assert_eq!(w.remaps(), 1);
+    let calls = w.calls();
+    assert_eq!(
+        calls.last().map(String::as_str),
+        Some("drop(bowl_0)"),
+        "{calls:?}"
+    );
+    assert_eq!(w.held(), None);
+    // the bowl in view too: the egg is passed over without another look
+    let (w, r) = attempt("put the egg in the bowl", |w| {
+        w.mistake_until_remap("egg_a", "bowl");
+    })
+    .await;
+    assert!(r.status.is_completed(), "{:#?}", trace(&r));
+    assert_eq!(w.remaps(), 0);
+    assert_eq!(w.calls().last().map(String::as_str), Some("drop(bowl_0)"));
+    // no bowl at all: the failure says only the held egg matched, nothing is dropped
+    let (w, r) = attempt("put the egg in the bowl", |w| {
+        w.hide_for_good("bowl");
+        w.mistake_until_remap("egg_a", "bowl");
+    })
+    .await;
+    assert_eq!(error_code(&r), GoalErrorCode::SubtaskFailed);
+    assert!(r.summary.contains("bowl"), "{}", r.summary);
+    assert!(
+        !w.calls().iter().any(|c| c.starts_with("drop(")),
+        "{:?}",
+        w.calls()
+    );
+    assert!(w.held().is_some());
+}
+
+#[tokio::test]
+async fn a_mobile_robot_looks_for_a_missing_twin_from_beside_the_one_found() {
+    // neither look from where the robot stands shows the left cup; a mobile robot drives
+    // up to the cup it found and looks from there, finds both and takes the left one
+    let w = world();
+    w.hide_for_remaps("cup_left", 2);
+    let mut s = settings();
+    s.mobile = true;
+    let (agent, _) = offline_agent(w.clone(), s);
+    let r = run(&agent, "pick up the cup on the left").await;
+    assert!(r.status.is_completed(), "{:#?}", trace(&r));
+    assert_eq!(w.held().as_deref(), Some("cup_left"));
+    assert_eq!(w.remaps(), 2);
+    assert!(r.unconfirmed().is_empty(), "{:?}", r.unconfirmed());
+    let calls = w.calls();
+    let drive = calls
+        .iter()
+        .position(|c| c.starts_with("go_to(cup_0"))
+        .unwrap_or_else(|| panic!("{calls:?}"));
+    let second_look = calls
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| *c == "remap()")
+        .nth(1)
+        .map(|(i, _)| i)
+        .unwrap_or_else(|| panic!("{calls:?}"));
+    assert!(drive < second_look, "{calls:?}");
+    // a robot that cannot drive settles for the one found, unconfirmed, after one look
+    let w = world();
+    w.hide_for_remaps("cup_left", 2);
+    let (agent, _) = offline_agent(w.clone(), settings());
+    let r = run(&agent, "pick up the cup on the left").await;
+    assert!(r.status.is_completed(), "{}", r.summary);
+    assert_eq!(w.remaps(), 1);
+    assert_eq!(r.unconfirmed().len(), 1, "{:?}", r.unconfirmed());
+}
+
+#[tokio::test]
 async fn nothing_found_looks_again_once_before_failing() {
     // one look missed the bowl: the agent rebuilds the map once and finds it
     let (w, report) = attempt("put the egg in the bowl", |w| w.hide_until_remap("bowl")).await;

@@ -294,8 +294,12 @@ impl SkillExecutor {
                 return Err(Stop::refusal(&Refusal::InvalidRequest { problem }));
             }
             Err(PlanError::NoCandidate(msg)) => {
+                // the map's cloud of it may be wrong (merged with a neighbour, seen in
+                // part): a retry works on a fresh look
                 return Err(Stop::new(
-                    our_failure(FailureKind::Planning, ours::NO_CANDIDATE).retryable(),
+                    our_failure(FailureKind::Planning, ours::NO_CANDIDATE)
+                        .retryable()
+                        .needs_remap(),
                     format!("{msg}; nothing moved: try another part or object, or look again"),
                 ));
             }

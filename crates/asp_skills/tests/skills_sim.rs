@@ -65,6 +65,8 @@ async fn grasp_of_a_flat_plate_wider_than_the_gripper_fails_without_motion() {
     let f = r.failure().unwrap();
     assert_eq!(f.code, ours::NO_CANDIDATE, "{:#?}", r.report());
     assert_eq!(f.kind, FailureKind::Planning);
+    // the map's cloud may be what is wrong: a retry works on a fresh look
+    assert!(f.retryable && f.needs_remap, "{f:?}");
     assert_eq!(ex.command_counts().arm_goals, 0);
     assert_eq!(ex.command_counts().gripper_goals, 0);
     assert_eq!(robot_state(&sim), before);

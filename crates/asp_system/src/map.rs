@@ -46,9 +46,11 @@ struct MapState {
     /// newest last (at most [`WITHDRAWN_KEPT`]): retrieval passes over objects there for
     /// that query, across rebuilds (map-frame positions, not ids).
     withdrawn: Vec<Withdrawn>,
-    /// Where the base stood when the map was last built (the last survey stop, or the
-    /// base's pose without a survey): a search steps sideways as the robot then faced.
-    built_at: Option<Pose2D>,
+    /// Where the base stood when the map was first built at this place (the last survey
+    /// stop, or the base's pose without a survey): a search steps sideways as the robot
+    /// then faced. Rebuilds within a search's reach of it keep it: go_to since may have
+    /// turned the base at an angle to the table, where sideways runs into it.
+    placed_at: Option<Pose2D>,
 }
 
 /// An object a query found and closer looks took back.
@@ -280,7 +282,7 @@ impl MapService {
                 seen_poses: std::collections::BTreeSet::new(),
                 seen_from: None,
                 withdrawn: Vec::new(),
-                built_at: None,
+                placed_at: None,
             }),
         })
     }
@@ -389,9 +391,13 @@ impl MapService {
                 }
             }
         }
-        st.built_at = self.base.base_pose().await.ok();
+        let here = self.base.base_pose().await.ok();
+        st.placed_at = match (st.placed_at, here) {
+            (Some(p), Some(h)) if p.distance_to(&h) <= self.mapping.search.reach => Some(p),
+            _ => here,
+        };
         if start.is_none() {
-            st.seen_from = st.built_at;
+            st.seen_from = here;
         }
         if let Some(home) = start {
             // nothing was seen from the start itself: looks there are all new
@@ -613,11 +619,14 @@ impl MapService {
         let (cancel, _estop) = self.motion_token()?;
         let n = self.mapping.arm_poses.len();
         let looks = self.looks_at_stop((n > 0).then_some(0), true);
-        // sideways as the robot faced when it built the map (it faced what it was put
+        // sideways as the robot faced where it was put (it faced what it was put
         // before; go_to since may have turned it at an angle to the table, where
-        // sideways runs into it), unless the base has left that place
-        let heading = match st.built_at {
-            Some(b) if b.distance_to(&start) <= self.mapping.search.reach => b.theta,
+        // sideways runs into it), turned by the quarter turns nearest its heading now
+        // (go_to may have taken it round the table), unless the base has left that place
+        let heading = match st.placed_at {
+            Some(b) if b.distance_to(&start) <= self.mapping.search.reach => {
+                nearest_quarter_turn(b.theta, start.theta)
+            }
             _ => start.theta,
         };
         let (sin, cos) = heading.sin_cos();
@@ -783,6 +792,14 @@ impl MapService {
             pose.to_isometry(),
         ))
     }
+}
+
+/// `heading` turned by the whole quarter turns that bring it nearest `toward`: the same
+/// walls and table edges, faced from where the robot is now.
+fn nearest_quarter_turn(heading: Real, toward: Real) -> Real {
+    let d = toward - heading;
+    let d = d.sin().atan2(d.cos());
+    heading + (d / std::f32::consts::FRAC_PI_2).round() * std::f32::consts::FRAC_PI_2
 }
 
 /// How far around an object's bounding box other objects' points count as its
@@ -1170,6 +1187,23 @@ mod tests {
 
     fn p(x: Real, y: Real) -> Point3 {
         Point3::new(x, y, 0.5)
+    }
+
+    #[test]
+    fn a_search_faces_the_quarter_turn_of_where_the_robot_was_put_nearest_its_heading() {
+        let deg = |d: Real| d.to_radians();
+        let near = |a: Real, b: Real| (a.sin() - b.sin()).abs() + (a.cos() - b.cos()).abs() < 1e-4;
+        // turned 30° by go_to: the table edge as it was put
+        assert!(near(nearest_quarter_turn(0.0, deg(30.0)), 0.0));
+        // taken round the table, facing it from the other side
+        assert!(near(nearest_quarter_turn(0.0, deg(160.0)), deg(180.0)));
+        assert!(near(nearest_quarter_turn(0.0, deg(-160.0)), deg(180.0)));
+        // beside a wall at a right angle
+        assert!(near(
+            nearest_quarter_turn(deg(10.0), deg(-70.0)),
+            deg(-80.0)
+        ));
+        assert!(near(nearest_quarter_turn(deg(10.0), deg(10.0)), deg(10.0)));
     }
 
     #[test]

@@ -69,6 +69,40 @@ async fn an_object_out_of_view_is_found_by_stepping_sideways_and_the_robot_stays
     assert!(back.distance_to(&at) < 0.35, "{at:?} → {back:?}");
 }
 
+/// go_to drove the base back and turned it 30° towards something it took for the
+/// goal's object, and the map was built again from there (the agent looked again): the
+/// search still steps along the table as the robot faced where it was put. Sideways at
+/// 30° would run into the table at the first stop on the apple's side and end that side.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_after_go_to_turned_the_base_steps_as_the_robot_was_put() {
+    let data = tempfile::tempdir().unwrap();
+    let cfg = config(&data, 2.4);
+    let s = system(&cfg).await;
+    s.map.ensure_built().await.unwrap();
+    let start = s.sim.base_pose().await.unwrap();
+    // where go_to left it facing a false match on the mug's side of the table
+    let turned = asp_core::Pose2D::new(
+        start.x - 0.16,
+        start.y - 0.37,
+        start.theta + 30f32.to_radians(),
+    );
+    let nav = s
+        .sim
+        .navigate_to(turned, &asp_core::robot::CancellationToken::new())
+        .await;
+    assert_eq!(
+        nav.status,
+        asp_core::robot::TerminalStatus::Succeeded,
+        "{nav:?}"
+    );
+    s.map.rebuild(None).await.unwrap();
+    let found = s.map.retrieve("apple").await.unwrap();
+    assert_eq!(found.keys.len(), 1, "{found:?}");
+    let at = s.sim.base_pose().await.unwrap();
+    assert!((at.y - APPLE_Y).abs() < 0.15, "{start:?} → {at:?}");
+    assert!((at.theta - start.theta).abs() < 0.1, "{at:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_a_search_or_under_the_e_stop_the_base_stays() {
     // no search: the apple stays out of view
