@@ -4,7 +4,10 @@
 //!    oriented away from the object's centroid and projected on the floor. A rod-like
 //!    part (a handle bar) or a part facing up (a keypad, a button) has no usable
 //!    horizontal normal; its direction is then the horizontal offset of the part from
-//!    the object's centroid — the side of the object the part is on.
+//!    the object's centroid — the side of the object the part is on. A part in the top band of the object's
+//!    height and over it (a button on a kettle's lid) is on top, not on a side: no
+//!    direction (a cloud seen from one side has its centroid on that
+//!    side, which put such a part "behind" the object, and the robot round the table).
 //! 2. For a radius r (0.85 m first): `p_aff = c + r·n` around the object centroid `c`;
 //!    candidates `p_k = c + r·(cos φ_k, sin φ_k)` at `angular_samples` steps, each with the
 //!    heading that faces `c`.
@@ -251,6 +254,11 @@ const TIE: Real = 1e-4;
 /// seen) give it no side of its object.
 pub const MIN_PART_POINTS_FOR_SIDE: usize = 6;
 
+/// A part whose centroid lies in this top share of the object's height, over the
+/// object (nearer its centroid horizontally than the object's farthest point), is on
+/// top, not on a side: it has no side.
+pub const TOP_BAND: Real = 0.15;
+
 impl PoseSelector {
     pub fn new(cfg: GoToConfig) -> Self {
         Self { cfg }
@@ -302,7 +310,21 @@ impl PoseSelector {
             return horizontal(&if flip { -n } else { n });
         }
         let off = pp.centroid - oc;
-        if Vector3::new(off.x, off.y, 0.0).norm() < 0.01 {
+        let off_h = Vector3::new(off.x, off.y, 0.0);
+        if off_h.norm() < 0.01 {
+            return None;
+        }
+        // a part on top, over the object (a button on a kettle's lid): any side reaches
+        // it, and the offset is the view's bias (a cloud seen from one side has its
+        // centroid on that side, so a centred part looks to lie behind it)
+        let (z_lo, z_hi) = object
+            .iter()
+            .fold((Real::MAX, Real::MIN), |(a, b), q| (a.min(q.z), b.max(q.z)));
+        let reach = object
+            .iter()
+            .map(|q| Vector3::new(q.x - oc.x, q.y - oc.y, 0.0).norm())
+            .fold(0.0, Real::max);
+        if pp.centroid.z >= z_hi - TOP_BAND * (z_hi - z_lo) && off_h.norm() < reach {
             return None;
         }
         horizontal(&off)
@@ -675,6 +697,31 @@ mod tests {
     }
 
     #[test]
+    fn a_button_on_top_has_no_side_though_a_one_sided_view_puts_it_behind() {
+        // a kettle (radius 6 cm, 16 cm tall at x = 3, y = 3) seen from the west: only
+        // its west half is in the cloud, whose centroid lies ~2.5 cm west of its axis
+        let mut kettle = Vec::new();
+        for k in 0..=12 {
+            let a = std::f32::consts::FRAC_PI_2 + std::f32::consts::PI * k as Real / 12.0;
+            for h in 0..=8 {
+                let z = 0.5 + 0.02 * h as Real;
+                kettle.push(Point3::new(3.0 + 0.06 * a.cos(), 3.0 + 0.06 * a.sin(), z));
+            }
+        }
+        // the power button on the lid, on the axis
+        let button = blob(Point3::new(3.0, 3.0, 0.665), 0.01);
+        let seen_from = [1.0, 3.0];
+        assert_eq!(
+            PoseSelector::affordance_direction(&kettle, &button, seen_from),
+            None
+        );
+        // a handle sticking out east at mid-height is a side
+        let handle = blob(Point3::new(3.08, 3.0, 0.58), 0.01);
+        let n = PoseSelector::affordance_direction(&kettle, &handle, seen_from).unwrap();
+        assert!(n.x > 0.99, "{n:?}");
+    }
+
+    #[test]
     fn the_base_outline_lets_its_front_come_nearer_a_table_than_its_circle() {
         // a table from x = 2.6 to 3.2 along the whole room, a cup on it at x = 2.9
         let mut g = room();
@@ -855,7 +902,9 @@ mod tests {
             .collect();
         let n = PoseSelector::affordance_direction(&object, &bar, [0.0, 0.0]).unwrap();
         assert!(n.x < -0.99, "{n:?}");
-        // an upward-facing flat keypad on the +y half of the top
+        // an upward-facing flat keypad on the +y half of the top: on top, no side (the
+        // SPEC's projected normal is zero; its offset may be the view's bias, and the
+        // reach check turns away poses that cannot reach it)
         let mut pad = Vec::new();
         for i in 0..6 {
             for j in 0..4 {
@@ -866,7 +915,16 @@ mod tests {
                 ));
             }
         }
-        let n = PoseSelector::affordance_direction(&object, &pad, [0.0, 0.0]).unwrap();
+        assert_eq!(
+            PoseSelector::affordance_direction(&object, &pad, [0.0, 0.0]),
+            None
+        );
+        // the same keypad on a ledge sticking out beyond the +y side, at mid-height
+        let ledge: Vec<Point3> = pad
+            .iter()
+            .map(|p| Point3::new(p.x, p.y + 0.12, 0.5))
+            .collect();
+        let n = PoseSelector::affordance_direction(&object, &ledge, [0.0, 0.0]).unwrap();
         assert!(n.y > 0.99, "{n:?}");
         // a vertical flat panel facing +x, centred on the object: its normal, not the
         // (zero) offset
