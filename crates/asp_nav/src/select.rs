@@ -4,9 +4,9 @@
 //!    oriented away from the object's centroid and projected on the floor. A rod-like
 //!    part (a handle bar) or a part facing up (a keypad, a button) has no usable
 //!    horizontal normal; its direction is then the horizontal offset of the part from
-//!    the object's centroid — the side of the object the part is on. A part in the top band of the object's
-//!    height and over it (a button on a kettle's lid) is on top, not on a side: no
-//!    direction (a cloud seen from one side has its centroid on that
+//!    the object's centroid — the side of the object the part is on. A part in the top
+//!    band of the object's height and over it (a button on a kettle's lid) is on top,
+//!    not on a side: no direction (a cloud seen from one side has its centroid on that
 //!    side, which put such a part "behind" the object, and the robot round the table).
 //! 2. For a radius r (0.85 m first): `p_aff = c + r·n` around the object centroid `c`;
 //!    candidates `p_k = c + r·(cos φ_k, sin φ_k)` at `angular_samples` steps, each with the
