@@ -9,8 +9,8 @@
 //! held its size over a whole cycle of 100 goals: what the nodes hold grows with what
 //! the robot has seen, which is no leak, and a reading taken before the searches mapped
 //! the room would count that as one. Every node's resident memory is then read from
-//! `/proc` every 50 goals; the growth per 100 goals (a Theil–Sen slope, so no one
-//! reading's noise does not decide) must stay under a bound, for the six together and
+//! `/proc` every 50 goals; the growth per 100 goals (a Theil–Sen slope, so that no
+//! one reading's noise decides) must stay under a bound, for the six together and
 //! for each node. It prints the figures the README reports.
 #![allow(clippy::unwrap_used)]
 
@@ -78,7 +78,7 @@ fn memory(launcher: &Launcher) -> BTreeMap<String, f64> {
         .collect()
 }
 
-/// Least-squares slope of `ys` over `xs`, per 100.
+/// Theil–Sen slope of `ys` over `xs` (the median of the pairs' slopes), per 100.
 fn slope_per_100(xs: &[f64], ys: &[f64]) -> f64 {
     // Theil–Sen: the median of every pair's slope. One reading caught mid-burst (a
     // 631 MiB dip or a 663 MiB peak among 650s) moves a least-squares line by MiB per
