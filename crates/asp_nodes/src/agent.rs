@@ -43,7 +43,7 @@ use asp_ros::msg::builtin_interfaces::Time;
 use asp_ros::msg::std_msgs::{Bool, Header};
 use asp_ros::msg::unique_identifier_msgs::UUID;
 use asp_ros::params::ParamValue;
-use asp_ros::transport::{Publisher, RosClock, ServiceServer};
+use asp_ros::transport::{Publisher, Recorded, RequestRecord, RosClock, ServiceServer};
 use asp_ros::{Qos, Transport};
 use asp_system::{GraphBackend, Journal, NavigationPort, verified_success};
 use async_trait::async_trait;
@@ -56,6 +56,7 @@ use crate::goto::GoToClient;
 use crate::map::ObjectMapClient;
 use crate::names;
 use crate::params::{Settable, StandardServices, serve_standard};
+use crate::request_file::{OpenWork, RequestFile};
 use crate::skill::SkillClient;
 use crate::supervision::{RobotHold, heartbeat_settings, required_nodes};
 use crate::{AbortOnDrop, NodeError};
@@ -551,6 +552,49 @@ fn cancelled_in_queue() -> GoalAnswer {
     }
 }
 
+/// The answer a previous process of agent_node owes a service client: it died while
+/// the goal ran.
+fn restarted_answer() -> GoalAnswer {
+    GoalAnswer {
+        success: false,
+        error_code: goal_refused::NODE_DOWN,
+        error_msg: "agent_node's process stopped while this goal ran and a new one took its \
+                    place; what the robot did of the goal is unknown: look before sending it \
+                    again"
+            .to_owned(),
+        summary: "ended: agent_node restarted".to_owned(),
+    }
+}
+
+/// agent_node's request record (DDS only: in-process, the clients die with the node),
+/// and what the previous process left open, in
+/// `<data folder>/open_requests/domain_<id>/<namespace>/<node>.json`.
+fn request_record(
+    cfg: &LoadedConfig,
+    transport: &Transport,
+    node: &asp_ros::Node,
+) -> Result<Option<(Arc<RequestFile>, OpenWork)>, NodeError> {
+    if !transport.is_dds() {
+        return Ok(None);
+    }
+    let path = cfg
+        .data_path("open_requests")
+        .join(format!("domain_{}", transport.settings().domain_id))
+        .join(format!("{}.json", node.name().trim_start_matches('/')));
+    let (file, left) = RequestFile::open(&path).map_err(|source| NodeError::Io {
+        what: format!("the request record {}", path.display()),
+        source,
+    })?;
+    if !left.is_empty() {
+        warn!(
+            requests = left.requests.len(),
+            goals = left.goals.len(),
+            "the previous agent_node process left goals unfinished: their clients are told it restarted"
+        );
+    }
+    Ok(Some((file, left)))
+}
+
 /// The answer of a goal ended from outside with `code` (`what` says why).
 fn fault_answer(code: u16, what: String, summary: &str) -> GoalAnswer {
     let why = if code == goal_refused::INACTIVE {
@@ -936,33 +980,45 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
         node_wait: Duration::from_secs_f64(c.common.supervision.node_wait_s),
         arbiter: arbiter.clone(),
     });
+    // what a previous process of agent_node left open: its clients are told it died
+    let record = request_record(cfg, transport, &node)?;
     let (a, adm, clock) = (agent.clone(), admission.clone(), node.clock());
-    let service = node.serve::<ExecuteGoal, _, _>(
-        names::EXECUTE_GOAL_SERVICE,
-        move |req: ExecuteGoalRequest| {
-            let (a, adm, n) = (
-                a.clone(),
-                adm.clone(),
-                counter.fetch_add(1, Ordering::Relaxed) + 1,
-            );
-            let info = GoalInfo {
-                goal_id: service_goal_uuid(n),
-                stamp: clock.now(),
+    let serve_goal = move |req: ExecuteGoalRequest| {
+        let (a, adm, n) = (
+            a.clone(),
+            adm.clone(),
+            counter.fetch_add(1, Ordering::Relaxed) + 1,
+        );
+        let info = GoalInfo {
+            goal_id: service_goal_uuid(n),
+            stamp: clock.now(),
+        };
+        async move {
+            let id = format!("srv-{n}");
+            let admitted = match adm.admit(&id, &CancellationToken::new(), Some(info)).await {
+                Ok(admitted) => admitted,
+                Err(ans) => {
+                    warn!("{}: {}", names::EXECUTE_GOAL_SERVICE, ans.error_msg);
+                    return ExecuteGoalResponse::from(ans);
+                }
             };
-            async move {
-                let id = format!("srv-{n}");
-                let admitted = match adm.admit(&id, &CancellationToken::new(), Some(info)).await {
-                    Ok(admitted) => admitted,
-                    Err(ans) => {
-                        warn!("{}: {}", names::EXECUTE_GOAL_SERVICE, ans.error_msg);
-                        return ExecuteGoalResponse::from(ans);
-                    }
-                };
-                let (_, ans) = run_admitted(a, adm.arbiter.clone(), admitted, id, req.goal).await;
-                ExecuteGoalResponse::from(ans)
-            }
-        },
-    )?;
+            let (_, ans) = run_admitted(a, adm.arbiter.clone(), admitted, id, req.goal).await;
+            ExecuteGoalResponse::from(ans)
+        }
+    };
+    let service = match &record {
+        Some((file, left)) => node.serve_recorded::<ExecuteGoal, _, _>(
+            names::EXECUTE_GOAL_SERVICE,
+            Recorded {
+                record: file.clone(),
+                orphans: left.service_requests(&node.resolve(names::EXECUTE_GOAL_SERVICE)?),
+                orphan_answer: ExecuteGoalResponse::from(restarted_answer()),
+            },
+            serve_goal,
+        )?,
+        None => node.serve::<ExecuteGoal, _, _>(names::EXECUTE_GOAL_SERVICE, serve_goal)?,
+    };
+    let execute_action = node.resolve(names::EXECUTE_ACTION)?;
     let action = node.action_server::<ExecuteGoalAction, _>(
         names::EXECUTE_ACTION,
         ActionServerOptions {
@@ -970,6 +1026,15 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
             busy: action_policy,
             // and its cancel requests reach the service's goals
             external: Some(arbiter.clone() as Arc<dyn ExternalGoals>),
+            record: record
+                .as_ref()
+                .map(|(file, _)| file.clone() as Arc<dyn RequestRecord>),
+            orphaned_goals: record
+                .as_ref()
+                .map_or_else(Vec::new, |(_, left)| left.goals_of(&execute_action)),
+            orphaned_results: record
+                .as_ref()
+                .map_or_else(Vec::new, |(_, left)| left.result_requests(&execute_action)),
             ..ActionServerOptions::default()
         },
         ExecuteHandler {

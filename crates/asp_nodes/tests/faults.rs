@@ -7,7 +7,9 @@
 //!   and the robot stands still afterwards (its motion was cancelled);
 //! - a node the goal does not need (go_to_node on a fixed base): the goal goes on;
 //! - agent_node itself (first): the skill it sent stops and the robot stands still;
-//!   the relaunched agent takes the goals after it.
+//!   the relaunched agent ends the dead one's goal for its client (ABORTED, code 25,
+//!   naming agent_node, from the dead process's request record) and takes the goals
+//!   after it.
 //!
 //! After each kill the launcher starts the node again, `/asp/ready` comes back, and the
 //! next goal runs on the recovered graph; the last one must succeed.
@@ -257,9 +259,28 @@ async fn every_node_killed_mid_goal_ends_it_cleanly_and_the_graph_recovers() {
         robot_pose(&sim),
         "the robot still moves without its agent"
     );
-    // the client of the dead agent's goal learns nothing more: give it up
-    orphan.abort();
     restarted(&launcher, "agent_node", pid).await;
+    // the client of the dead agent's goal hears from the new process (its request
+    // record): the goal ended ABORTED, code 25, naming agent_node
+    let result = tokio::time::timeout(HANG_GUARD, orphan)
+        .await
+        .unwrap_or_else(|_| panic!("the dead agent's goal never ended\n{}", logs()))
+        .unwrap()
+        .unwrap();
+    assert_eq!(result.state, TerminalState::Aborted, "{result:?}");
+    assert_eq!(
+        result.result.error_code,
+        goal_refused::NODE_DOWN,
+        "{result:?}"
+    );
+    assert!(
+        result
+            .result
+            .error_msg
+            .contains("agent_node's process stopped"),
+        "{:?}",
+        result.result.error_msg
+    );
 
     for victim in [
         "skill_executor_node",

@@ -2,7 +2,8 @@
 //! Python (`tests/interop/cyclone_peer.py`, run with the `.venv` that `scripts/setup`
 //! makes) publishes to and subscribes from this process, calls an ExecuteGoal service
 //! served here (rmw_cyclonedds' request header), and drives the ExecuteGoal action
-//! served here, with feedback, result and cancel.
+//! served here, with feedback, result and cancel. A Cyclone client whose server died
+//! mid-request hears so from the server's next process (its request record).
 //!
 //! The Fast DDS service mapping cannot be spoken from Cyclone's Python API (it carries
 //! the request id in an inline QoS parameter); it is covered between two of our own
@@ -23,7 +24,10 @@ use asp_ros::msg::asp_interfaces::{
     ExecuteGoalActionResult, ExecuteGoalRequest, ExecuteGoalResponse, SymbolicState, error_code,
 };
 use asp_ros::msg::std_msgs;
-use asp_ros::transport::ServiceMapping;
+use asp_ros::msg::unique_identifier_msgs::UUID;
+use asp_ros::transport::{
+    OrphanResult, Recorded, RequestId, RequestRecord, ServiceMapping, result_endpoint,
+};
 use asp_ros::{Node, Qos, Transport};
 use common::Peer;
 use serde_json::Value;
@@ -250,4 +254,155 @@ async fn cyclone_cancels_our_action() {
         .unwrap_or_else(|| panic!("{log:?}"));
     assert_eq!(stop, log.len() - 1, "{log:?}");
     assert!(log.len() < 11, "{log:?}");
+}
+
+/// A request record kept in memory (a node keeps it in a file or a database).
+#[derive(Default)]
+#[allow(clippy::type_complexity)]
+struct MemoryRecord(
+    Mutex<Vec<(String, RequestId, Option<UUID>)>>,
+    Mutex<Vec<(String, UUID)>>,
+);
+
+impl RequestRecord for MemoryRecord {
+    fn taken(&self, endpoint: &str, id: RequestId, goal: Option<UUID>) {
+        self.0.lock().unwrap().push((endpoint.to_owned(), id, goal));
+    }
+    fn answered(&self, endpoint: &str, id: RequestId) {
+        self.0
+            .lock()
+            .unwrap()
+            .retain(|(e, i, _)| !(e == endpoint && *i == id));
+    }
+    fn goal_accepted(&self, action: &str, goal: UUID) {
+        self.1.lock().unwrap().push((action.to_owned(), goal));
+    }
+    fn goal_ended(&self, action: &str, goal: UUID) {
+        self.1
+            .lock()
+            .unwrap()
+            .retain(|(a, g)| !(a == action && *g == goal));
+    }
+}
+
+impl MemoryRecord {
+    fn open(&self) -> Vec<(String, RequestId, Option<UUID>)> {
+        self.0.lock().unwrap().clone()
+    }
+
+    /// Waits until a request is open, as the server's process sees it.
+    async fn first_open(&self) -> (String, RequestId, Option<UUID>) {
+        for _ in 0..600 {
+            if let Some(first) = self.open().into_iter().next() {
+                return first;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("no request was recorded within 30 s");
+    }
+}
+
+fn restarted_answer() -> ExecuteGoalResponse {
+    ExecuteGoalResponse {
+        success: false,
+        error_code: 25,
+        error_msg: "agent restarted while the goal ran".into(),
+        summary: String::new(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cyclone_client_hears_that_the_service_restarted() {
+    let domain = common::fresh_domain();
+    let record = Arc::new(MemoryRecord::default());
+    // the first process takes the request and never answers (it dies)
+    let first = node(domain, "agent");
+    let dead = first
+        .serve_recorded::<ExecuteGoal, _, _>(
+            "/asp/execute_goal",
+            Recorded {
+                record: record.clone(),
+                orphans: Vec::new(),
+                orphan_answer: restarted_answer(),
+            },
+            |_req: ExecuteGoalRequest| std::future::pending::<ExecuteGoalResponse>(),
+        )
+        .unwrap();
+    let peer = python_peer(domain, &["call", "/asp/execute_goal", "wipe the table"]);
+    let (endpoint, id, goal) = record.first_open().await;
+    assert_eq!(endpoint, "/asp/execute_goal");
+    assert_eq!(goal, None);
+    drop(dead);
+    drop(first);
+    // the next process answers it from the record, and serves as usual
+    let second = node(domain, "agent");
+    let _server = second
+        .serve_recorded::<ExecuteGoal, _, _>(
+            "/asp/execute_goal",
+            Recorded {
+                record: record.clone(),
+                orphans: vec![id],
+                orphan_answer: restarted_answer(),
+            },
+            |_req: ExecuteGoalRequest| async { ExecuteGoalResponse::default() },
+        )
+        .unwrap();
+    let events = finish(peer).await;
+    let r = events.iter().find(|e| e["event"] == "response").unwrap();
+    assert_eq!(r["success"], false);
+    assert_eq!(r["error_code"], 25);
+    assert_eq!(r["error_msg"], "agent restarted while the goal ran");
+    for _ in 0..100 {
+        if record.open().is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the orphan is still open: {:?}", record.open());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cyclone_action_client_gets_aborted_when_the_server_restarted() {
+    let domain = common::fresh_domain();
+    let record = Arc::new(MemoryRecord::default());
+    let first = node(domain, "agent");
+    let options = ActionServerOptions {
+        record: Some(record.clone()),
+        ..ActionServerOptions::default()
+    };
+    let hangs = goal_fn::<ExecuteGoalAction, _, _>(|_goal, _ctx| std::future::pending());
+    let dead = first
+        .action_server::<ExecuteGoalAction, _>("/asp/execute", options, hangs)
+        .unwrap();
+    let peer = python_peer(domain, &["action", "/asp/execute", "wipe the table"]);
+    let (endpoint, id, goal) = record.first_open().await;
+    assert_eq!(endpoint, result_endpoint("/asp/execute"));
+    let goal = goal.expect("a result request names its goal");
+    // the process dies: nothing ends the goal or answers the request
+    std::mem::forget(dead);
+    let second = node(domain, "agent");
+    let options = ActionServerOptions {
+        record: Some(record.clone()),
+        orphaned_results: vec![OrphanResult { id, goal }],
+        ..ActionServerOptions::default()
+    };
+    let _server = second
+        .action_server::<ExecuteGoalAction, _>(
+            "/asp/execute",
+            options,
+            goal_fn(|_goal, _ctx| std::future::pending()),
+        )
+        .unwrap();
+    let events = finish(peer).await;
+    let result = events.iter().find(|e| e["event"] == "result").unwrap();
+    assert_eq!(result["status"], 6, "ABORTED: {result}");
+    assert_eq!(result["success"], false);
+    assert_eq!(result["error_code"], 25, "NODE_DOWN: {result}");
+    assert!(
+        result["error_msg"]
+            .as_str()
+            .unwrap()
+            .contains("process stopped"),
+        "{result}"
+    );
 }

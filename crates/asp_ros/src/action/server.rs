@@ -24,7 +24,7 @@ use crate::msg::action_msgs::{
 use crate::msg::builtin_interfaces::Time;
 use crate::msg::unique_identifier_msgs::UUID;
 use crate::msg::{EndReason, RosAction};
-use crate::transport::RosClock;
+use crate::transport::{OrphanResult, RequestRecord, RosClock};
 
 /// What the server does with a new goal while another one runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +68,18 @@ pub struct ActionServerOptions {
     /// The node's lifecycle (REP-2006): while not active, new goals are rejected;
     /// leaving the active state stops the running goals ([`EndReason::Deactivated`]).
     pub lifecycle: Option<watch::Receiver<PrimaryState>>,
+    /// Told of every goal accepted and ended and every result request taken and
+    /// answered (DDS only), so that the node's next process can end the goals this
+    /// one leaves unfinished and answer the requests it leaves open.
+    pub record: Option<Arc<dyn RequestRecord>>,
+    /// Goals a previous process of this server accepted and never finished: kept as
+    /// ended ABORTED ([`EndReason::Restarted`]), in the status array (clients that
+    /// follow it then ask for the result) and for result requests.
+    pub orphaned_goals: Vec<UUID>,
+    /// Result requests the previous process took and never answered: their goals are
+    /// kept as the orphaned goals are, and each request is answered once its client
+    /// is seen.
+    pub orphaned_results: Vec<OrphanResult>,
 }
 
 impl std::fmt::Debug for ActionServerOptions {
@@ -80,6 +92,9 @@ impl std::fmt::Debug for ActionServerOptions {
             .field("external", &self.external.is_some())
             .field("client_lost", &self.client_lost.is_some())
             .field("lifecycle", &self.lifecycle.as_ref().map(|l| *l.borrow()))
+            .field("record", &self.record.is_some())
+            .field("orphaned_goals", &self.orphaned_goals.len())
+            .field("orphaned_results", &self.orphaned_results.len())
             .finish()
     }
 }
@@ -103,6 +118,9 @@ impl Default for ActionServerOptions {
             external: None,
             client_lost: None,
             lifecycle: None,
+            record: None,
+            orphaned_goals: Vec::new(),
+            orphaned_results: Vec::new(),
         }
     }
 }
@@ -235,6 +253,7 @@ fn stop_message(reason: EndReason) -> &'static str {
         EndReason::HandlerFailed => "the goal handler failed",
         EndReason::ClientLost => "stopped: the node that sent the goal died",
         EndReason::Deactivated => "stopped: the node was deactivated (lifecycle)",
+        EndReason::Restarted => "ended: the server's process stopped while the goal ran",
     }
 }
 
@@ -264,6 +283,7 @@ impl<A: RosAction> Drop for ActionServer<A> {
 impl<A: RosAction> ActionServer<A> {
     pub(crate) fn start<H: GoalHandler<A>>(
         name: String,
+        node: String,
         ports: ServerPorts<A>,
         options: ActionServerOptions,
         handler: H,
@@ -274,6 +294,7 @@ impl<A: RosAction> ActionServer<A> {
         let task = tokio::spawn(
             run(
                 name.clone(),
+                node,
                 ports,
                 options,
                 Arc::new(handler),
@@ -323,6 +344,10 @@ struct Shared<A: RosAction> {
     feedback: FeedbackSink<A::Feedback>,
     result_timeout: Duration,
     external: Option<Arc<dyn ExternalGoals>>,
+    /// Told of goals accepted and ended.
+    record: Option<Arc<dyn RequestRecord>>,
+    /// The node serving the action, for messages.
+    node: String,
     /// Stamps goals as accepted (the node's time: simulated with `use_sim_time`, so a
     /// client's cancel-by-stamp compares like with like).
     clock: RosClock,
@@ -420,6 +445,9 @@ impl<A: RosAction> Shared<A> {
             std::mem::take(&mut e.waiters)
         };
         info!(action = %self.name, goal = %id, ?state, "goal ended");
+        if let Some(record) = &self.record {
+            record.goal_ended(&self.name, *id);
+        }
         for w in waiters {
             let _ = w.send(ResultResponse {
                 status: state.code(),
@@ -427,6 +455,45 @@ impl<A: RosAction> Shared<A> {
             });
         }
         self.publish_status();
+    }
+
+    /// Enters the goals a previous process of the server left unfinished as ended
+    /// ABORTED ([`EndReason::Restarted`]): their clients' result requests get that.
+    fn keep_orphaned(&self, goals: &[UUID], results: &[OrphanResult]) {
+        let reason = EndReason::Restarted;
+        let message = format!(
+            "ended: {}'s process stopped while the goal ran and a new one took its place; \
+             what the robot did of the goal is unknown: look before sending it again",
+            self.node
+        );
+        let mut orphaned: Vec<UUID> = Vec::new();
+        for goal in goals.iter().copied().chain(results.iter().map(|r| r.goal)) {
+            if !orphaned.contains(&goal) {
+                orphaned.push(goal);
+            }
+        }
+        let mut table = self.lock();
+        for goal in &orphaned {
+            table.entry(*goal).or_insert_with(|| Entry {
+                seq: 0,
+                stamp: self.clock.now(),
+                state: GoalState::Aborted,
+                cancel: CancellationToken::new(),
+                reason: Arc::new(OnceLock::from(reason)),
+                result: Some(A::result_for(reason, &message)),
+                waiters: Vec::new(),
+                finished_at: Some(Instant::now()),
+            });
+        }
+        drop(table);
+        if !orphaned.is_empty() {
+            warn!(action = %self.name, goals = orphaned.len(), "the server's previous process left goals unfinished: they end ABORTED");
+            if let Some(record) = &self.record {
+                for goal in &orphaned {
+                    record.goal_ended(&self.name, *goal);
+                }
+            }
+        }
     }
 
     /// Forgets goals that finished longer than `result_timeout` ago.
@@ -446,6 +513,7 @@ impl<A: RosAction> Shared<A> {
 
 async fn run<A: RosAction, H: GoalHandler<A>>(
     name: String,
+    node: String,
     ports: ServerPorts<A>,
     options: ActionServerOptions,
     handler: Arc<H>,
@@ -467,9 +535,12 @@ async fn run<A: RosAction, H: GoalHandler<A>>(
         feedback,
         result_timeout: options.result_timeout,
         external: options.external.clone(),
+        record: options.record.clone(),
+        node,
         clock,
         _guard: guard,
     });
+    shared.keep_orphaned(&options.orphaned_goals, &options.orphaned_results);
     shared.publish_status();
     let exec_lock = Arc::new(tokio::sync::Mutex::new(()));
     let mut tasks = JoinSet::new();
@@ -682,6 +753,9 @@ fn on_goal<A: RosAction, H: GoalHandler<A>>(
         },
     );
     info!(action = %shared.name, goal = %goal_id, "goal accepted");
+    if let Some(record) = &shared.record {
+        record.goal_accepted(&shared.name, goal_id);
+    }
     let _ = reply.send(GoalResponse {
         accepted: true,
         stamp,

@@ -80,6 +80,15 @@ crate::ros_action! {
             | EndReason::ClientLost
             | EndReason::Deactivated => FailureKind::Cancelled,
             EndReason::Shutdown | EndReason::HandlerFailed => FailureKind::Internal,
+            // the node that ran it is down (it died): said as such
+            EndReason::Restarted => {
+                return ExecuteGoalActionResult {
+                    success: false,
+                    error_code: goal_refused::NODE_DOWN,
+                    error_msg: message.to_string(),
+                    summary: String::new(),
+                };
+            }
         };
         ExecuteGoalActionResult {
             success: false,
@@ -362,7 +371,9 @@ fn stopped_failure(reason: crate::msg::EndReason, message: &str) -> Failure {
         | EndReason::EStop
         | EndReason::ClientLost
         | EndReason::Deactivated => FailureKind::Cancelled,
-        EndReason::Shutdown | EndReason::HandlerFailed => FailureKind::Internal,
+        EndReason::Shutdown | EndReason::HandlerFailed | EndReason::Restarted => {
+            FailureKind::Internal
+        }
     };
     Failure {
         error_code: error_code(kind),

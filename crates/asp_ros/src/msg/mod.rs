@@ -373,6 +373,9 @@ pub enum EndReason {
     /// The node was deactivated (REP-2006 lifecycle): it holds until activated again
     /// (ABORTED).
     Deactivated,
+    /// The server's process ended while the goal ran; the process that took its place
+    /// found the goal in its request record (ABORTED, outcome unknown).
+    Restarted,
 }
 
 /// A ROS 2 action type.

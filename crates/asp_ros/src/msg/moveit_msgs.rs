@@ -490,9 +490,11 @@ fn moveit_code_for(reason: crate::msg::EndReason) -> i32 {
     use crate::msg::EndReason;
     match reason {
         EndReason::Preempted | EndReason::Canceled => MoveItErrorCodes::PREEMPTED,
-        EndReason::EStop | EndReason::Shutdown | EndReason::ClientLost | EndReason::Deactivated => {
-            MoveItErrorCodes::ABORT
-        }
+        EndReason::EStop
+        | EndReason::Shutdown
+        | EndReason::ClientLost
+        | EndReason::Deactivated
+        | EndReason::Restarted => MoveItErrorCodes::ABORT,
         EndReason::HandlerFailed => MoveItErrorCodes::FAILURE,
     }
 }

@@ -90,7 +90,8 @@ crate::ros_action! {
             | EndReason::Shutdown
             | EndReason::HandlerFailed
             | EndReason::ClientLost
-            | EndReason::Deactivated => UNKNOWN_ERROR,
+            | EndReason::Deactivated
+            | EndReason::Restarted => UNKNOWN_ERROR,
         };
         NavigateToPoseResult::with_error(code, message)
     }

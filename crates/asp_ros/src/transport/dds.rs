@@ -33,6 +33,7 @@ use tracing::{debug, info, warn};
 
 use super::mailbox::Mailbox;
 use super::qos::Qos;
+use super::record::{self, OrphanResult, Recorded, RequestId, RequestRecord};
 use super::settings::TransportSettings;
 use super::{AbortOnDrop, ClientPort, Guard, PublisherPort, ServiceHandler, SubscriptionPort};
 use crate::RosError;
@@ -305,6 +306,7 @@ impl DdsNode {
         &self,
         service: &str,
         handler: ServiceHandler<S>,
+        recorded: Option<Recorded<S::Response>>,
     ) -> Result<Guard, RosError> {
         let server = Arc::new(
             lock(&self.node)
@@ -319,18 +321,60 @@ impl DdsNode {
         );
         let name = service.to_string();
         let bad = BadRequests::new(name.clone(), self.mapping);
-        let task = runtime()?.spawn(async move {
+        let (record, orphans) = match recorded {
+            Some(Recorded {
+                record,
+                orphans,
+                orphan_answer,
+            }) => (Some(record), Some((orphans, orphan_answer))),
+            None => (None, None),
+        };
+        let rt = runtime()?;
+        if let Some((orphans, answer)) = orphans {
+            let reply_topic = format!("rr{service}Reply");
+            for id in orphans {
+                let (server, record, name, answer, reply_topic) = (
+                    server.clone(),
+                    record.clone(),
+                    name.clone(),
+                    answer.clone(),
+                    reply_topic.clone(),
+                );
+                let participant = self._context.domain_participant();
+                rt.spawn(async move {
+                    client_seen(&participant, &reply_topic, id, &name).await;
+                    match server.async_send_response(id.into(), answer).await {
+                        Ok(()) => info!(service = %name, request = %id, "answered a request the previous process left open"),
+                        Err(e) => warn!(service = %name, "could not answer an orphaned request: {e}"),
+                    }
+                    if let Some(record) = record {
+                        record.answered(&name, id);
+                    }
+                });
+            }
+        }
+        let task = rt.spawn(async move {
             let requests = server.receive_request_stream();
             futures::pin_mut!(requests);
             while let Some(next) = requests.next().await {
                 match next {
                     Ok((id, request)) => {
-                        let (server, handler, name) =
-                            (server.clone(), handler.clone(), name.clone());
+                        let (server, handler, name, record) = (
+                            server.clone(),
+                            handler.clone(),
+                            name.clone(),
+                            record.clone(),
+                        );
+                        if let Some(record) = &record {
+                            record.taken(&name, id.into(), None);
+                        }
                         tokio::spawn(async move {
                             let response = handler(request).await;
                             if let Err(e) = server.async_send_response(id, response).await {
                                 warn!(service = %name, "could not send a reply: {e}");
+                            }
+                            if let Some(record) = record {
+                                record.answered(&name, id.into());
                             }
                         });
                     }
@@ -344,6 +388,8 @@ impl DdsNode {
     pub(crate) fn action_server_ports<A: RosAction>(
         &self,
         action: &str,
+        record: Option<Arc<dyn RequestRecord>>,
+        orphans: &[OrphanResult],
     ) -> Result<ServerPorts<A>, RosError> {
         let qos = ActionServerQosPolicies {
             goal_service: service_qos(),
@@ -378,14 +424,54 @@ impl DdsNode {
         );
         let server = Arc::new(server);
         let stop = Arc::new(AtomicBool::new(false));
+        let rt = runtime()?;
+        let endpoint = record::result_endpoint(action);
+        // the previous process's open result requests: asked of the server's goal
+        // table (which holds their goals as ended) once each client is seen
+        for orphan in orphans.iter().copied() {
+            let (server, results, record, endpoint) = (
+                server.clone(),
+                results_tx.clone(),
+                record.clone(),
+                endpoint.clone(),
+            );
+            let participant = self._context.domain_participant();
+            rt.spawn(async move {
+                let reply_topic = format!("rr{endpoint}Reply");
+                client_seen(&participant, &reply_topic, orphan.id, &endpoint).await;
+                let (reply, rx) = oneshot::channel::<ResultResponse<A::Result>>();
+                let asked = Incoming {
+                    request: orphan.goal,
+                    reply,
+                };
+                if results.send(asked).is_err() {
+                    return;
+                }
+                if let Ok(r) = rx.await {
+                    let response = ros2_client::action::GetResultResponse {
+                        status: status_to_ros(r.status),
+                        result: r.result,
+                    };
+                    match server.send_result(orphan.id.into(), response) {
+                        Ok(()) => info!(action = %endpoint, request = %orphan.id, "answered a result request the previous process left open"),
+                        Err(e) => warn!(action = %endpoint, "could not answer an orphaned result request: {e}"),
+                    }
+                    if let Some(record) = record {
+                        record.answered(&endpoint, orphan.id);
+                    }
+                }
+            });
+        }
         let reactor = ActionReactor::<A> {
             server: server.clone(),
             goals: goals_tx,
             cancels: cancels_tx,
             results: results_tx,
-            rt: runtime()?,
+            rt,
             name: action.to_string(),
             bad: BadRequests::new(action.to_string(), self.mapping),
+            record,
+            result_endpoint: endpoint,
         };
         let thread_stop = stop.clone();
         std::thread::Builder::new()
@@ -623,6 +709,55 @@ impl BadRequests {
 const NEW_SERVER_POLL: std::time::Duration = std::time::Duration::from_millis(250);
 const MATCH_SETTLE: std::time::Duration = std::time::Duration::from_millis(300);
 
+impl From<ros2_client::request_id::RmwRequestId> for RequestId {
+    fn from(id: ros2_client::request_id::RmwRequestId) -> Self {
+        Self {
+            writer: id.writer_gid.to_bytes16(),
+            sequence: id.sequence_number,
+        }
+    }
+}
+
+impl From<RequestId> for ros2_client::request_id::RmwRequestId {
+    fn from(id: RequestId) -> Self {
+        Self {
+            writer_gid: id.writer.into(),
+            sequence_number: id.sequence,
+        }
+    }
+}
+
+/// How long an orphaned request's answer waits for its client to be discovered
+/// before it is sent anyway (a client that is gone too never shows up; one that did
+/// not resolve by participant, as Cyclone's request ids do not, is likely there).
+const ORPHAN_PATIENCE: Duration = Duration::from_secs(15);
+
+/// Waits until `participant` knows a reader of `reply_topic` in the process that sent
+/// request `id` (so that the reply, sent on a volatile topic, reaches it), or
+/// until [`ORPHAN_PATIENCE`] passes.
+async fn client_seen(
+    participant: &rustdds::DomainParticipant,
+    reply_topic: &str,
+    id: RequestId,
+    name: &str,
+) {
+    let deadline = tokio::time::Instant::now() + ORPHAN_PATIENCE;
+    let seen = || {
+        participant.discovered_readers().into_iter().any(|r| {
+            r.subscription_topic_data.topic_name() == reply_topic
+                && r.reader_proxy.remote_reader_guid.to_bytes().as_ref()[..8] == id.client_process()
+        })
+    };
+    while !seen() {
+        if tokio::time::Instant::now() >= deadline {
+            debug!(server = %name, request = %id, "the client of an orphaned request was not seen: answering anyway");
+            return;
+        }
+        tokio::time::sleep(NEW_SERVER_POLL).await;
+    }
+    tokio::time::sleep(MATCH_SETTLE).await;
+}
+
 /// The servers `participant` knows of a service: the readers of its request topic.
 fn servers(
     participant: &rustdds::DomainParticipant,
@@ -823,6 +958,9 @@ type RosActionServer<A> = ros2_client::ActionServer<
 
 /// Reads an action server's requests on its own thread.
 struct ActionReactor<A: RosAction> {
+    /// Told of the result requests taken and answered.
+    record: Option<Arc<dyn RequestRecord>>,
+    result_endpoint: String,
     server: Arc<RosActionServer<A>>,
     goals: mpsc::UnboundedSender<Incoming<GoalRequest<A::Goal>, GoalResponse>>,
     cancels: mpsc::UnboundedSender<Incoming<CancelGoalRequest, CancelGoalResponse>>,
@@ -922,14 +1060,19 @@ impl<A: RosAction> ActionReactor<A> {
             match self.server.receive_result_request() {
                 Ok(Some((req_id, request))) => {
                     let (reply, rx) = oneshot::channel();
+                    let goal = uuid_from_ros(request.goal_id);
                     let incoming = Incoming {
-                        request: uuid_from_ros(request.goal_id),
+                        request: goal,
                         reply,
                     };
+                    if let Some(record) = &self.record {
+                        record.taken(&self.result_endpoint, req_id.into(), Some(goal));
+                    }
                     if self.results.send(incoming).is_err() {
                         return;
                     }
                     let (server, name) = (self.server.clone(), self.name.clone());
+                    let (record, endpoint) = (self.record.clone(), self.result_endpoint.clone());
                     self.rt.spawn(async move {
                         if let Ok(r) = rx.await {
                             let response = ros2_client::action::GetResultResponse {
@@ -938,6 +1081,9 @@ impl<A: RosAction> ActionReactor<A> {
                             };
                             if let Err(e) = server.send_result(req_id, response) {
                                 warn!(action = %name, "could not send a result: {e}");
+                            }
+                            if let Some(record) = record {
+                                record.answered(&endpoint, req_id.into());
                             }
                         }
                     });

@@ -25,6 +25,7 @@ mod dds;
 mod local;
 pub(crate) mod mailbox;
 pub mod qos;
+mod record;
 pub mod settings;
 
 use std::any::Any;
@@ -37,6 +38,7 @@ use futures::future::BoxFuture;
 
 pub use clock::{CLOCK_SUBSCRIPTION_QOS, RosClock};
 pub use qos::{Durability, Qos, Reliability};
+pub use record::{OrphanResult, Recorded, RequestId, RequestRecord, result_endpoint};
 pub use settings::{ServiceMapping, TransportSettings};
 
 use crate::RosError;
@@ -285,10 +287,42 @@ impl Node {
         F: Fn(S::Request) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = S::Response> + Send + 'static,
     {
+        self.serve_with::<S, F, Fut>(service, None, handler)
+    }
+
+    /// Serves `service` as [`Self::serve`] does, telling `recorded.record` of every
+    /// request taken and answered, and answering the requests a previous process of
+    /// the node left open (`recorded.orphans`). In-process transports have no
+    /// requests that outlive a process: there the record is not used.
+    pub fn serve_recorded<S, F, Fut>(
+        &self,
+        service: &str,
+        recorded: Recorded<S::Response>,
+        handler: F,
+    ) -> Result<ServiceServer, RosError>
+    where
+        S: RosService,
+        F: Fn(S::Request) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = S::Response> + Send + 'static,
+    {
+        self.serve_with::<S, F, Fut>(service, Some(recorded), handler)
+    }
+
+    fn serve_with<S, F, Fut>(
+        &self,
+        service: &str,
+        recorded: Option<Recorded<S::Response>>,
+        handler: F,
+    ) -> Result<ServiceServer, RosError>
+    where
+        S: RosService,
+        F: Fn(S::Request) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = S::Response> + Send + 'static,
+    {
         let service = self.resolve(service)?;
         let handler: ServiceHandler<S> = Arc::new(move |req| Box::pin(handler(req)));
         let guard = match &self.inner.kind {
-            NodeKind::Dds(n) => n.serve::<S>(&service, handler)?,
+            NodeKind::Dds(n) => n.serve::<S>(&service, handler, recorded)?,
             NodeKind::Local(n) => n.serve::<S>(&service, handler)?,
         };
         Ok(ServiceServer {
@@ -309,12 +343,22 @@ impl Node {
         H: GoalHandler<A>,
     {
         let action = self.resolve(action)?;
+        let mut options = options;
         let ports = match &self.inner.kind {
-            NodeKind::Dds(n) => n.action_server_ports::<A>(&action)?,
-            NodeKind::Local(n) => n.action_server_ports::<A>(&action)?,
+            NodeKind::Dds(n) => n.action_server_ports::<A>(
+                &action,
+                options.record.clone(),
+                &options.orphaned_results,
+            )?,
+            NodeKind::Local(n) => {
+                // nothing in-process outlives the process
+                options.record = None;
+                n.action_server_ports::<A>(&action)?
+            }
         };
         Ok(ActionServer::start(
             action,
+            self.name().to_owned(),
             ports,
             options,
             handler,
