@@ -662,6 +662,12 @@ impl OutcomeVlm for SimulatedOutcomeVlm {
         }
         let gb = ground_truth(before, Self::NAME)?;
         let ga = ground_truth(after, Self::NAME)?;
+        tracing::debug!(
+            question,
+            before = ?gb.parts.values().map(|p| &p.name).collect::<Vec<_>>(),
+            after = ?ga.parts.values().map(|p| &p.name).collect::<Vec<_>>(),
+            "the parts each view shows"
+        );
         let mut answer = Self::pressed(question, gb, ga);
         let mut rng = rng_for(
             self.seed,

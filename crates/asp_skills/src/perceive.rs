@@ -595,11 +595,22 @@ fn appeared(
 
 /// A crop of the view that best shows `focus` (the first view, in camera order, where its
 /// centroid is in view and not hidden), for the VLM.
-fn view_of(frames: &[RgbdFrame], views: &[DepthView], focus: &[Point3]) -> Option<Observation> {
+///
+/// `prefer` is the camera the view before the skill came from: after it, that camera is
+/// asked first, so that the two views compared show the same side of the focus (a
+/// part the wrist camera saw before a press may be hidden from the head camera, whose
+/// view after it would then say nothing about the part).
+fn view_of(
+    frames: &[RgbdFrame],
+    views: &[DepthView],
+    focus: &[Point3],
+    prefer: Option<usize>,
+) -> Option<(usize, Observation)> {
     let c = PointCloud::new("map", focus.to_vec()).centroid()?;
-    let pick = views
-        .iter()
-        .position(|v| matches!(v.classify(&c), Seen::Present | Seen::Vacated))
+    let shows = |v: &DepthView| matches!(v.classify(&c), Seen::Present | Seen::Vacated);
+    let pick = prefer
+        .filter(|&i| views.get(i).is_some_and(shows))
+        .or_else(|| views.iter().position(shows))
         .or_else(|| views.iter().position(|v| v.classify(&c) != Seen::Unseen))?;
     let (frame, view) = (&frames[pick], &views[pick]);
     let (w, h) = (
@@ -625,18 +636,20 @@ fn view_of(frames: &[RgbdFrame], views: &[DepthView], focus: &[Point3]) -> Optio
         y1: (y1 + pad).min(h),
     }
     .to_pixel_rect(frame.intrinsics.width, frame.intrinsics.height);
+    debug!(camera = pick, ?rect, "the view a verdict is asked on");
     let mut o = frame.observation().crop(&rect);
     // the VLM is shown colour; depth would only weigh down the request
     o.depth = None;
-    Some(o)
+    Some((pick, o))
 }
 
 /// [`SceneObserver`] over the robot's depth cameras; see the module notes.
 pub struct PerceptionObserver {
     frames: Arc<dyn FrameSource>,
     cfg: ObserverPerceptionConfig,
-    /// The views before the skill on each object, for the comparison after it.
-    before: Mutex<HashMap<ObjectKey, Vec<DepthView>>>,
+    /// The views before the skill on each object, for the comparison after it, and
+    /// the camera whose view the verdict was shown.
+    before: Mutex<HashMap<ObjectKey, (Vec<DepthView>, Option<usize>)>>,
 }
 
 impl std::fmt::Debug for PerceptionObserver {
@@ -678,7 +691,10 @@ impl PerceptionObserver {
         Ok(frames)
     }
 
-    fn lock_before(&self) -> std::sync::MutexGuard<'_, HashMap<ObjectKey, Vec<DepthView>>> {
+    #[allow(clippy::type_complexity)]
+    fn lock_before(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<ObjectKey, (Vec<DepthView>, Option<usize>)>> {
         self.before
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -698,8 +714,13 @@ impl SceneObserver for PerceptionObserver {
             Some(p) if !p.is_empty() => p,
             _ => &object,
         };
+        let prefer = match r.phase {
+            ObservePhase::Before => None,
+            ObservePhase::After => self.lock_before().get(&r.object).and_then(|(_, cam)| *cam),
+        };
+        let (camera, observation) = view_of(&frames, &views, focus, prefer).unzip();
         let mut out = Observed {
-            observation: view_of(&frames, &views, focus),
+            observation,
             ..Observed::default()
         };
         // the object's last known place; a held object is judged only after the skill
@@ -729,10 +750,14 @@ impl SceneObserver for PerceptionObserver {
         }
         match r.phase {
             ObservePhase::Before => {
-                self.lock_before().insert(r.object.clone(), views);
+                self.lock_before().insert(r.object.clone(), (views, camera));
             }
             ObservePhase::After => {
-                let before = self.lock_before().remove(&r.object).unwrap_or_default();
+                let before = self
+                    .lock_before()
+                    .remove(&r.object)
+                    .map(|(views, _)| views)
+                    .unwrap_or_default();
                 if let Some((_, _, target)) = &r.target {
                     let held_height = r
                         .object_cloud
@@ -869,6 +894,26 @@ mod tests {
         assert_eq!(there.classify(&Point3::new(1.0, 5.0, 0.0)), Seen::Unseen);
         // any view that still sees the point keeps it present
         assert_eq!(classify_in(&[gone, there], &pts[0]), Seen::Present);
+    }
+
+    #[test]
+    fn the_view_after_a_skill_comes_from_the_camera_of_the_view_before_it() {
+        let pts = face(1.0, 0.05);
+        let frames = [frame(2.0, Some((1.0, 0.1, 0.1))), frame(2.0, None)];
+        let views: Vec<DepthView> = frames.iter().map(|f| DepthView::new(f, 0.01)).collect();
+        // both show the focus (present, vacated): camera order picks the first
+        assert_eq!(view_of(&frames, &views, &pts, None).unwrap().0, 0);
+        // the camera of the view before is asked first
+        assert_eq!(view_of(&frames, &views, &pts, Some(1)).unwrap().0, 1);
+        // unless it no longer shows the focus (hidden behind something now)
+        let hidden = [
+            frame(2.0, Some((1.0, 0.1, 0.1))),
+            frame(2.0, Some((0.5, 0.3, 0.3))),
+        ];
+        let views: Vec<DepthView> = hidden.iter().map(|f| DepthView::new(f, 0.01)).collect();
+        assert_eq!(view_of(&hidden, &views, &pts, Some(1)).unwrap().0, 0);
+        // or is not there at all
+        assert_eq!(view_of(&hidden, &views, &pts, Some(7)).unwrap().0, 0);
     }
 
     #[test]
