@@ -728,8 +728,8 @@ impl From<RequestId> for ros2_client::request_id::RmwRequestId {
 }
 
 /// How long an orphaned request's answer waits for its client to be discovered
-/// before it is sent anyway (a client that is gone too never shows up; one that did
-/// not resolve by participant, as Cyclone's request ids do not, is likely there).
+/// before it is sent anyway (a client that is gone too never shows up; sent, the
+/// answer then reaches nobody).
 const ORPHAN_PATIENCE: Duration = Duration::from_secs(15);
 
 /// Waits until `participant` knows a reader of `reply_topic` in the process that sent
