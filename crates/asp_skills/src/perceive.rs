@@ -643,13 +643,16 @@ fn view_of(
     Some((pick, o))
 }
 
+/// The views of one object before a skill, and the camera whose view the verdict was
+/// shown.
+type ViewsBefore = (Vec<DepthView>, Option<usize>);
+
 /// [`SceneObserver`] over the robot's depth cameras; see the module notes.
 pub struct PerceptionObserver {
     frames: Arc<dyn FrameSource>,
     cfg: ObserverPerceptionConfig,
-    /// The views before the skill on each object, for the comparison after it, and
-    /// the camera whose view the verdict was shown.
-    before: Mutex<HashMap<ObjectKey, (Vec<DepthView>, Option<usize>)>>,
+    /// The views before the skill on each object, for the comparison after it.
+    before: Mutex<HashMap<ObjectKey, ViewsBefore>>,
 }
 
 impl std::fmt::Debug for PerceptionObserver {
@@ -691,10 +694,7 @@ impl PerceptionObserver {
         Ok(frames)
     }
 
-    #[allow(clippy::type_complexity)]
-    fn lock_before(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<ObjectKey, (Vec<DepthView>, Option<usize>)>> {
+    fn lock_before(&self) -> std::sync::MutexGuard<'_, HashMap<ObjectKey, ViewsBefore>> {
         self.before
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
