@@ -608,6 +608,7 @@ fn view_of(
 ) -> Option<(usize, Observation)> {
     let c = PointCloud::new("map", focus.to_vec()).centroid()?;
     let shows = |v: &DepthView| matches!(v.classify(&c), Seen::Present | Seen::Vacated);
+    debug!(seen = ?views.iter().map(|v| v.classify(&c)).collect::<Vec<_>>(), "the focus in each camera");
     let pick = prefer
         .filter(|&i| views.get(i).is_some_and(shows))
         .or_else(|| views.iter().position(shows))
