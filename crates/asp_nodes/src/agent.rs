@@ -1006,8 +1006,10 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
             ExecuteGoalResponse::from(ans)
         }
     };
+    let (record, left) = record.unzip();
+    let left = left.unwrap_or_default();
     let service = match &record {
-        Some((file, left)) => node.serve_recorded::<ExecuteGoal, _, _>(
+        Some(file) => node.serve_recorded::<ExecuteGoal, _, _>(
             names::EXECUTE_GOAL_SERVICE,
             Recorded {
                 record: file.clone(),
@@ -1026,15 +1028,9 @@ pub async fn agent_node(cfg: &LoadedConfig, transport: &Transport) -> Result<Age
             busy: action_policy,
             // and its cancel requests reach the service's goals
             external: Some(arbiter.clone() as Arc<dyn ExternalGoals>),
-            record: record
-                .as_ref()
-                .map(|(file, _)| file.clone() as Arc<dyn RequestRecord>),
-            orphaned_goals: record
-                .as_ref()
-                .map_or_else(Vec::new, |(_, left)| left.goals_of(&execute_action)),
-            orphaned_results: record
-                .as_ref()
-                .map_or_else(Vec::new, |(_, left)| left.result_requests(&execute_action)),
+            record: record.map(|file| file as Arc<dyn RequestRecord>),
+            orphaned_goals: left.goals_of(&execute_action),
+            orphaned_results: left.result_requests(&execute_action),
             ..ActionServerOptions::default()
         },
         ExecuteHandler {

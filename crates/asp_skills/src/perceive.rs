@@ -607,12 +607,13 @@ fn view_of(
     prefer: Option<usize>,
 ) -> Option<(usize, Observation)> {
     let c = PointCloud::new("map", focus.to_vec()).centroid()?;
-    let shows = |v: &DepthView| matches!(v.classify(&c), Seen::Present | Seen::Vacated);
-    debug!(seen = ?views.iter().map(|v| v.classify(&c)).collect::<Vec<_>>(), "the focus in each camera");
+    let seen: Vec<Seen> = views.iter().map(|v| v.classify(&c)).collect();
+    debug!(?seen, "the focus in each camera");
+    let shows = |s: &Seen| matches!(s, Seen::Present | Seen::Vacated);
     let pick = prefer
-        .filter(|&i| views.get(i).is_some_and(shows))
-        .or_else(|| views.iter().position(shows))
-        .or_else(|| views.iter().position(|v| v.classify(&c) != Seen::Unseen))?;
+        .filter(|&i| seen.get(i).is_some_and(shows))
+        .or_else(|| seen.iter().position(shows))
+        .or_else(|| seen.iter().position(|s| *s != Seen::Unseen))?;
     let (frame, view) = (&frames[pick], &views[pick]);
     let (w, h) = (
         frame.intrinsics.width as Real,
@@ -715,9 +716,10 @@ impl SceneObserver for PerceptionObserver {
             Some(p) if !p.is_empty() => p,
             _ => &object,
         };
-        let prefer = match r.phase {
-            ObservePhase::Before => None,
-            ObservePhase::After => self.lock_before().get(&r.object).and_then(|(_, cam)| *cam),
+        // after the skill: the views before it, and the camera the verdict saw then
+        let (before, prefer) = match r.phase {
+            ObservePhase::Before => (Vec::new(), None),
+            ObservePhase::After => self.lock_before().remove(&r.object).unwrap_or_default(),
         };
         let (camera, observation) = view_of(&frames, &views, focus, prefer).unzip();
         let mut out = Observed {
@@ -754,11 +756,6 @@ impl SceneObserver for PerceptionObserver {
                 self.lock_before().insert(r.object.clone(), (views, camera));
             }
             ObservePhase::After => {
-                let before = self
-                    .lock_before()
-                    .remove(&r.object)
-                    .map(|(views, _)| views)
-                    .unwrap_or_default();
                 if let Some((_, _, target)) = &r.target {
                     let held_height = r
                         .object_cloud

@@ -73,26 +73,19 @@ crate::ros_action! {
     }
     fn result_for(reason, message) {
         use crate::msg::EndReason;
-        let kind = match reason {
+        let code = match reason {
             EndReason::Preempted
             | EndReason::Canceled
             | EndReason::EStop
             | EndReason::ClientLost
-            | EndReason::Deactivated => FailureKind::Cancelled,
-            EndReason::Shutdown | EndReason::HandlerFailed => FailureKind::Internal,
+            | EndReason::Deactivated => error_code(FailureKind::Cancelled),
+            EndReason::Shutdown | EndReason::HandlerFailed => error_code(FailureKind::Internal),
             // the node that ran it is down (it died): said as such
-            EndReason::Restarted => {
-                return ExecuteGoalActionResult {
-                    success: false,
-                    error_code: goal_refused::NODE_DOWN,
-                    error_msg: message.to_string(),
-                    summary: String::new(),
-                };
-            }
+            EndReason::Restarted => goal_refused::NODE_DOWN,
         };
         ExecuteGoalActionResult {
             success: false,
-            error_code: error_code(kind),
+            error_code: code,
             error_msg: message.to_string(),
             summary: String::new(),
         }

@@ -342,14 +342,8 @@ impl DdsNode {
                 );
                 let participant = self._context.domain_participant();
                 rt.spawn(async move {
-                    client_seen(&participant, &reply_topic, id, &name).await;
-                    match server.async_send_response(id.into(), answer).await {
-                        Ok(()) => info!(service = %name, request = %id, "answered a request the previous process left open"),
-                        Err(e) => warn!(service = %name, "could not answer an orphaned request: {e}"),
-                    }
-                    if let Some(record) = record {
-                        record.answered(&name, id);
-                    }
+                    let send = async { Some(server.async_send_response(id.into(), answer).await) };
+                    answer_orphan(&participant, &reply_topic, id, &name, record, send).await;
                 });
             }
         }
@@ -438,28 +432,29 @@ impl DdsNode {
             let participant = self._context.domain_participant();
             rt.spawn(async move {
                 let reply_topic = format!("rr{endpoint}Reply");
-                client_seen(&participant, &reply_topic, orphan.id, &endpoint).await;
-                let (reply, rx) = oneshot::channel::<ResultResponse<A::Result>>();
-                let asked = Incoming {
-                    request: orphan.goal,
-                    reply,
-                };
-                if results.send(asked).is_err() {
-                    return;
-                }
-                if let Ok(r) = rx.await {
+                let send = async {
+                    let (reply, rx) = oneshot::channel::<ResultResponse<A::Result>>();
+                    let asked = Incoming {
+                        request: orphan.goal,
+                        reply,
+                    };
+                    results.send(asked).ok()?;
+                    let r = rx.await.ok()?;
                     let response = ros2_client::action::GetResultResponse {
                         status: status_to_ros(r.status),
                         result: r.result,
                     };
-                    match server.send_result(orphan.id.into(), response) {
-                        Ok(()) => info!(action = %endpoint, request = %orphan.id, "answered a result request the previous process left open"),
-                        Err(e) => warn!(action = %endpoint, "could not answer an orphaned result request: {e}"),
-                    }
-                    if let Some(record) = record {
-                        record.answered(&endpoint, orphan.id);
-                    }
-                }
+                    Some(server.send_result(orphan.id.into(), response))
+                };
+                answer_orphan(
+                    &participant,
+                    &reply_topic,
+                    orphan.id,
+                    &endpoint,
+                    record,
+                    send,
+                )
+                .await;
             });
         }
         let reactor = ActionReactor::<A> {
@@ -756,6 +751,30 @@ async fn client_seen(
         tokio::time::sleep(NEW_SERVER_POLL).await;
     }
     tokio::time::sleep(MATCH_SETTLE).await;
+}
+
+/// Answers request `id` a previous process of `endpoint`'s server left open: once its
+/// client is seen, runs `send` (`None`: the server is gone, nothing was sent) and marks
+/// the request answered in `record`.
+async fn answer_orphan<E: std::fmt::Display>(
+    participant: &rustdds::DomainParticipant,
+    reply_topic: &str,
+    id: RequestId,
+    endpoint: &str,
+    record: Option<Arc<dyn RequestRecord>>,
+    send: impl std::future::Future<Output = Option<Result<(), E>>>,
+) {
+    client_seen(participant, reply_topic, id, endpoint).await;
+    match send.await {
+        None => return,
+        Some(Ok(())) => {
+            info!(server = %endpoint, request = %id, "answered a request the previous process left open")
+        }
+        Some(Err(e)) => warn!(server = %endpoint, "could not answer an orphaned request: {e}"),
+    }
+    if let Some(record) = record {
+        record.answered(endpoint, id);
+    }
 }
 
 /// The servers `participant` knows of a service: the readers of its request topic.

@@ -335,7 +335,7 @@ impl Node {
     pub fn action_server<A, H>(
         &self,
         action: &str,
-        options: ActionServerOptions,
+        mut options: ActionServerOptions,
         handler: H,
     ) -> Result<ActionServer<A>, RosError>
     where
@@ -343,7 +343,6 @@ impl Node {
         H: GoalHandler<A>,
     {
         let action = self.resolve(action)?;
-        let mut options = options;
         let ports = match &self.inner.kind {
             NodeKind::Dds(n) => n.action_server_ports::<A>(
                 &action,
