@@ -18,6 +18,7 @@
 //! Every write (an episode with its eviction, a prior) is one durable transaction. A
 //! single process may open the file at a time (redb holds a file lock).
 
+pub mod building;
 #[doc(hidden)]
 pub mod testkit;
 mod types;
@@ -69,6 +70,20 @@ pub enum MemoryError {
     EmptyEmbedding,
     #[error("corrupt memory entry: {0}")]
     Corrupt(String),
+    #[error(
+        "memory database {file} holds the building memory of site \"{found}\", not \"{expected}\"; give each site its own file"
+    )]
+    OtherSite {
+        file: String,
+        found: String,
+        expected: String,
+    },
+    #[error("building memory {file}: {source}")]
+    Build {
+        file: String,
+        #[source]
+        source: building::BuildError,
+    },
 }
 
 /// What [`AffordanceMemory::write_back`] did.
@@ -137,15 +152,43 @@ fn holder(db: &Path) -> String {
     }
 }
 
+/// Takes back this process's claim on `db` (another's is left alone).
+fn release_owner(db: &Path) {
+    let file = owner_file(db);
+    if std::fs::read_to_string(&file)
+        .is_ok_and(|t| t.lines().next() == Some(&std::process::id().to_string()))
+    {
+        let _ = std::fs::remove_file(file);
+    }
+}
+
+/// Creates or opens the redb file at `path` (its folder too), naming the process that
+/// holds it when it is locked, and records this process as its holder.
+fn open_locked(path: &Path) -> Result<Database, MemoryError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| MemoryError::Database {
+            file: path.display().to_string(),
+            message: format!("cannot create folder {}: {e}", dir.display()),
+        })?;
+    }
+    let db = Database::create(path).map_err(|e| match e {
+        redb::DatabaseError::DatabaseAlreadyOpen => MemoryError::Held {
+            file: path.display().to_string(),
+            holder: holder(path),
+        },
+        e => MemoryError::Database {
+            file: path.display().to_string(),
+            message: e.to_string(),
+        },
+    })?;
+    // who holds it, for the next process that finds it locked
+    let _ = std::fs::write(owner_file(path), owner_line());
+    Ok(db)
+}
+
 impl Drop for AffordanceMemory {
     fn drop(&mut self) {
-        // only our own claim is taken back
-        let file = owner_file(&self.path);
-        if std::fs::read_to_string(&file)
-            .is_ok_and(|t| t.lines().next() == Some(&std::process::id().to_string()))
-        {
-            let _ = std::fs::remove_file(file);
-        }
+        release_owner(&self.path);
     }
 }
 
@@ -158,24 +201,7 @@ impl AffordanceMemory {
         seed: &[CommonSensePrior],
     ) -> Result<Self, MemoryError> {
         let path = path.as_ref().to_path_buf();
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| MemoryError::Database {
-                file: path.display().to_string(),
-                message: format!("cannot create folder {}: {e}", dir.display()),
-            })?;
-        }
-        let db = Database::create(&path).map_err(|e| match e {
-            redb::DatabaseError::DatabaseAlreadyOpen => MemoryError::Held {
-                file: path.display().to_string(),
-                holder: holder(&path),
-            },
-            e => MemoryError::Database {
-                file: path.display().to_string(),
-                message: e.to_string(),
-            },
-        })?;
-        // who holds it, for the next process that finds it locked
-        let _ = std::fs::write(owner_file(&path), owner_line());
+        let db = open_locked(&path)?;
         let mem = Self {
             db,
             path,

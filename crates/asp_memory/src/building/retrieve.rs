@@ -1,0 +1,223 @@
+//! Top-down retrieval (SPEC §3.2), run once for the target object and once for the
+//! receptacle.
+//!
+//! 1. From the top level down to level 4, keep the `k_b` clusters whose summary
+//!    embedding is closest to the instruction's text embedding; their views are the
+//!    candidates.
+//! 2. Fuse each candidate's scores: `s = α·cos(text, regional) + (1 − α)·cos(mm_text,
+//!    visual)`.
+//! 3. Affordance-aware reranking: in the top `k_r` views keep the instances with the
+//!    needed affordance, let the [`InstanceJudge`] score their descriptions against the
+//!    instruction, order the best `k_f` by affordance score and promote the views that
+//!    hold them, in that order, ahead of the rest.
+
+use asp_core::map::cosine_similarity;
+use serde::{Deserialize, Serialize};
+
+use super::{Affordance, Hierarchy, Instance};
+
+/// Retrieval settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetrievalParams {
+    /// Clusters kept per level on the way down.
+    pub k_b: usize,
+    /// α: weight of regional (description) against visual similarity.
+    pub alpha: f32,
+    /// Views whose instances are reranked.
+    pub k_r: usize,
+    /// Instances kept after the judge, ordered by affordance score.
+    pub k_f: usize,
+    /// An instance "has" an affordance at this score or above.
+    pub min_affordance: f32,
+    /// Views answered.
+    pub top: usize,
+}
+
+impl Default for RetrievalParams {
+    fn default() -> Self {
+        RetrievalParams {
+            k_b: 4,
+            alpha: 0.6,
+            k_r: 20,
+            k_f: 5,
+            min_affordance: 0.3,
+            top: 20,
+        }
+    }
+}
+
+/// One retrieval: the instruction, its embeddings, and the affordance the object must
+/// offer (pick for the target, place for the receptacle).
+#[derive(Debug, Clone, Copy)]
+pub struct Query<'a> {
+    pub instruction: &'a str,
+    /// Text embedding (compared with summaries and regional semantics).
+    pub text: &'a [f32],
+    /// Text embedding in the image embedder's space (compared with visual semantics).
+    pub visual: &'a [f32],
+    /// `None`: no reranking.
+    pub affordance: Option<Affordance>,
+}
+
+/// Scores an instance's description against the instruction, in [0, 1] (an LLM where
+/// configured; [`EmbeddingJudge`] offline).
+pub trait InstanceJudge: Send + Sync {
+    fn relevance(&self, query: &Query<'_>, instance: &Instance) -> f32;
+}
+
+/// Cosine of the instruction's and the instance description's text embeddings.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EmbeddingJudge;
+
+impl InstanceJudge for EmbeddingJudge {
+    fn relevance(&self, query: &Query<'_>, instance: &Instance) -> f32 {
+        cosine_similarity(query.text, &instance.embedding).max(0.0)
+    }
+}
+
+/// A retrieved view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Retrieved {
+    /// Index into [`Hierarchy::views`].
+    pub view: u32,
+    /// Fused similarity.
+    pub score: f32,
+    /// The reranking's instances in this view (indices into its `instances`), best first;
+    /// empty when the view was not promoted.
+    pub instances: Vec<u32>,
+}
+
+/// The views the hierarchy leads to, best first (at most `params.top`).
+pub fn retrieve(
+    memory: &Hierarchy,
+    query: &Query<'_>,
+    params: &RetrievalParams,
+    judge: &dyn InstanceJudge,
+) -> Vec<Retrieved> {
+    let candidates = traverse(memory, query.text, params.k_b.max(1));
+    let alpha = params.alpha.clamp(0.0, 1.0);
+    let mut ranked: Vec<Retrieved> = candidates
+        .into_iter()
+        .map(|view| {
+            let v = &memory.views[view as usize];
+            let score = alpha * cosine_similarity(query.text, &v.regional)
+                + (1.0 - alpha) * cosine_similarity(query.visual, &v.visual);
+            Retrieved {
+                view,
+                score,
+                instances: Vec::new(),
+            }
+        })
+        .collect();
+    // reranking looks at the best k_r; the rest only need their order up to `top`
+    ranked = best(ranked, params.top.max(params.k_r));
+    if let Some(affordance) = query.affordance {
+        ranked = rerank(memory, query, affordance, params, judge, ranked);
+    }
+    ranked.truncate(params.top);
+    ranked
+}
+
+/// Level N down to level 4, `k_b` clusters per level; the views under the last kept.
+fn traverse(memory: &Hierarchy, text: &[f32], k_b: usize) -> Vec<u32> {
+    let Some(top) = memory.levels.last() else {
+        return (0..memory.views.len() as u32).collect();
+    };
+    let mut current: Vec<u32> = (0..top.len() as u32).collect();
+    for level in (0..memory.levels.len()).rev() {
+        let nodes = &memory.levels[level];
+        let mut scored: Vec<(f32, u32)> = current
+            .iter()
+            .map(|&i| (cosine_similarity(text, &nodes[i as usize].embedding), i))
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        scored.truncate(k_b);
+        current = scored
+            .iter()
+            .flat_map(|&(_, i)| nodes[i as usize].children.iter().copied())
+            .collect();
+    }
+    current
+}
+
+fn by_score(a: &Retrieved, b: &Retrieved) -> std::cmp::Ordering {
+    b.score.total_cmp(&a.score).then(a.view.cmp(&b.view))
+}
+
+fn sort_by_score(ranked: &mut [Retrieved]) {
+    ranked.sort_by(by_score);
+}
+
+/// The best `top`, sorted, without sorting all of them.
+fn best(mut ranked: Vec<Retrieved>, top: usize) -> Vec<Retrieved> {
+    if ranked.len() > top && top > 0 {
+        ranked.select_nth_unstable_by(top - 1, by_score);
+    }
+    ranked.truncate(top);
+    sort_by_score(&mut ranked);
+    ranked
+}
+
+fn rerank(
+    memory: &Hierarchy,
+    query: &Query<'_>,
+    affordance: Affordance,
+    params: &RetrievalParams,
+    judge: &dyn InstanceJudge,
+    ranked: Vec<Retrieved>,
+) -> Vec<Retrieved> {
+    // (view's rank, instance, relevance, affordance score)
+    let mut found: Vec<(usize, u32, f32, f32)> = Vec::new();
+    for (rank, r) in ranked.iter().take(params.k_r).enumerate() {
+        for (i, inst) in memory.views[r.view as usize].instances.iter().enumerate() {
+            if let Some(a) = inst
+                .score_for(affordance)
+                .filter(|a| *a >= params.min_affordance)
+            {
+                found.push((rank, i as u32, judge.relevance(query, inst), a));
+            }
+        }
+    }
+    found.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)).then(a.1.cmp(&b.1)));
+    found.truncate(params.k_f);
+    found.sort_by(|a, b| b.3.total_cmp(&a.3).then(b.2.total_cmp(&a.2)));
+
+    let mut promoted: Vec<Retrieved> = Vec::new();
+    let mut taken = vec![false; ranked.len()];
+    for (rank, instance, _, _) in found {
+        if let Some(p) = promoted.iter_mut().find(|p| p.view == ranked[rank].view) {
+            p.instances.push(instance);
+            continue;
+        }
+        taken[rank] = true;
+        promoted.push(Retrieved {
+            instances: vec![instance],
+            ..ranked[rank].clone()
+        });
+    }
+    promoted.extend(
+        ranked
+            .into_iter()
+            .zip(taken)
+            .filter(|(_, t)| !t)
+            .map(|(r, _)| r),
+    );
+    promoted
+}
+
+/// The usual baseline: every view scored by one image embedding against the
+/// instruction's text-aligned embedding, best `top` first.
+pub fn flat_retrieve(memory: &Hierarchy, visual: &[f32], top: usize) -> Vec<Retrieved> {
+    let ranked: Vec<Retrieved> = memory
+        .views
+        .iter()
+        .enumerate()
+        .map(|(i, v)| Retrieved {
+            view: i as u32,
+            score: cosine_similarity(visual, &v.visual),
+            instances: Vec::new(),
+        })
+        .collect();
+    best(ranked, top)
+}

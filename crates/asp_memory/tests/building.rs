@@ -1,0 +1,351 @@
+//! The building memory over a small two-floor house: rooms and floors come out of the
+//! clustering, retrieval finds objects by the instruction, affordance reranking prefers
+//! what can be picked, and the database keeps it (or refuses it) as a user expects.
+#![allow(clippy::unwrap_used)]
+
+use asp_core::models::TextEmbedder;
+use asp_memory::MemoryError;
+use asp_memory::building::{
+    Affordance, AffordanceScore, BuildingMemory, ClusterParams, EmbeddingJudge, Hierarchy,
+    Instance, KeywordSummariser, Query, RetrievalParams, View, flat_retrieve, retrieve,
+};
+use asp_perception::HashingTextEmbedder;
+
+const DIM: usize = 256;
+const FLOOR_HEIGHT: f64 = 3.5;
+
+struct Room {
+    floor: usize,
+    centre: [f64; 2],
+    /// (object description, affordances)
+    objects: &'static [(&'static str, &'static [(Affordance, f32)])],
+    scenery: &'static str,
+}
+
+const PICK: &[(Affordance, f32)] = &[(Affordance::Pick, 0.9)];
+const PLACE: &[(Affordance, f32)] = &[(Affordance::Place, 0.9)];
+const NOTHING: &[(Affordance, f32)] = &[(Affordance::Pick, 0.05)];
+
+const HOUSE: &[Room] = &[
+    Room {
+        floor: 0,
+        centre: [0.0, 0.0],
+        objects: &[
+            ("steel kettle", PICK),
+            ("white kitchen counter", PLACE),
+            ("green apple", PICK),
+            ("sink", NOTHING),
+        ],
+        scenery: "kitchen with tiled floor and cupboards",
+    },
+    Room {
+        floor: 0,
+        centre: [12.0, 0.0],
+        objects: &[
+            ("grey sofa", PLACE),
+            ("tv remote", PICK),
+            ("wooden coffee table", PLACE),
+            ("thermos poster", NOTHING),
+        ],
+        scenery: "living room with carpet and a large window",
+    },
+    Room {
+        floor: 1,
+        centre: [0.0, 0.0],
+        objects: &[
+            ("double bed", PLACE),
+            ("reading lamp", PICK),
+            ("nightstand", PLACE),
+            ("alarm clock", PICK),
+        ],
+        scenery: "bedroom with curtains and a wardrobe",
+    },
+    Room {
+        floor: 1,
+        centre: [12.0, 0.0],
+        objects: &[
+            ("blue thermos", PICK),
+            ("office desk", PLACE),
+            ("desk chair", NOTHING),
+            ("laptop", PICK),
+        ],
+        scenery: "office with bookshelves and a monitor",
+    },
+];
+
+/// A small deterministic generator (the test needs varied, repeatable poses).
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Six views per room, each showing two of its objects; the room index of each view.
+fn tour(e: &HashingTextEmbedder) -> (Vec<View>, Vec<usize>) {
+    let mut rng = Lcg(7);
+    let mut views = Vec::new();
+    let mut rooms = Vec::new();
+    for (r, room) in HOUSE.iter().enumerate() {
+        for k in 0..6 {
+            let shown = [
+                room.objects[k % room.objects.len()],
+                room.objects[(k + 1) % room.objects.len()],
+            ];
+            let description = format!(
+                "a {} and a {} in a {}",
+                shown[0].0, shown[1].0, room.scenery
+            );
+            let position = [
+                room.centre[0] + (rng.next() - 0.5) * 3.0,
+                room.centre[1] + (rng.next() - 0.5) * 3.0,
+                room.floor as f64 * FLOOR_HEIGHT + 1.2,
+            ];
+            let instances = shown
+                .iter()
+                .map(|(d, affs)| Instance {
+                    description: (*d).to_owned(),
+                    affordances: affs
+                        .iter()
+                        .map(|&(affordance, score)| AffordanceScore { affordance, score })
+                        .collect(),
+                    position: Some([position[0] + 1.0, position[1], position[2] - 0.5]),
+                    embedding: e.embed_text(d).unwrap(),
+                })
+                .collect();
+            // the image embedding sees the objects, not the VLM's wording
+            let visual = e
+                .embed_text(&format!("{} {}", shown[0].0, shown[1].0))
+                .unwrap();
+            views.push(View {
+                source: format!("tour.mcap#{}", views.len()),
+                position,
+                yaw: k as f64,
+                regional: e.embed_text(&description).unwrap(),
+                description,
+                visual,
+                instances,
+            });
+            rooms.push(r);
+        }
+    }
+    (views, rooms)
+}
+
+fn build() -> (Hierarchy, Vec<usize>, HashingTextEmbedder) {
+    let e = HashingTextEmbedder::new(DIM);
+    let (views, rooms) = tour(&e);
+    let h = Hierarchy::build(
+        views,
+        &ClusterParams::default(),
+        &KeywordSummariser::default(),
+        &e,
+    )
+    .unwrap();
+    (h, rooms, e)
+}
+
+#[test]
+fn rooms_and_floors_come_out_of_the_clustering() {
+    let (h, rooms, _) = build();
+    assert!(h.levels.len() >= 2, "{} levels", h.levels.len());
+    // level 4 never mixes rooms
+    for c in &h.levels[0] {
+        let first = rooms[c.children[0] as usize];
+        assert!(
+            c.children.iter().all(|&v| rooms[v as usize] == first),
+            "a level-4 cluster mixes rooms: {:?}",
+            c.children
+        );
+    }
+    // some level holds one cluster per room, another one per floor
+    let partition = |level: usize, of: &dyn Fn(usize) -> usize| -> Vec<Vec<usize>> {
+        (0..h.levels[level].len())
+            .map(|i| {
+                let mut keys: Vec<usize> = h
+                    .views_under(level, i)
+                    .iter()
+                    .map(|&v| of(rooms[v as usize]))
+                    .collect();
+                keys.sort_unstable();
+                keys.dedup();
+                keys
+            })
+            .collect()
+    };
+    let room_level = (0..h.levels.len()).find(|&l| {
+        h.levels[l].len() == HOUSE.len() && partition(l, &|r| r).iter().all(|k| k.len() == 1)
+    });
+    assert!(
+        room_level.is_some(),
+        "no level has one cluster per room: {:?}",
+        h.levels.iter().map(Vec::len).collect::<Vec<_>>()
+    );
+    let floor_level = (0..h.levels.len()).find(|&l| {
+        h.levels[l].len() == 2
+            && partition(l, &|r| HOUSE[r].floor)
+                .iter()
+                .all(|k| k.len() == 1)
+    });
+    assert!(
+        floor_level.is_some(),
+        "no level has one cluster per floor: {:?}",
+        h.levels.iter().map(Vec::len).collect::<Vec<_>>()
+    );
+    // summaries name what the rooms hold
+    let l = room_level.unwrap();
+    assert!(
+        h.levels[l]
+            .iter()
+            .any(|c| c.summary.contains("kitchen") && c.summary.contains("kettle")),
+        "{:?}",
+        h.levels[l].iter().map(|c| &c.summary).collect::<Vec<_>>()
+    );
+}
+
+fn query<'a>(
+    e: &HashingTextEmbedder,
+    text: &'a str,
+    affordance: Option<Affordance>,
+    store: &'a mut Vec<Vec<f32>>,
+) -> Query<'a> {
+    store.push(e.embed_text(text).unwrap());
+    Query {
+        instruction: text,
+        text: &store[0],
+        visual: &store[0],
+        affordance,
+    }
+}
+
+#[test]
+fn the_target_and_the_receptacle_are_found_in_their_rooms() {
+    let (h, rooms, e) = build();
+    let params = RetrievalParams::default();
+    let mut store = Vec::new();
+    let q = query(&e, "the blue thermos", Some(Affordance::Pick), &mut store);
+    let found = retrieve(&h, &q, &params, &EmbeddingJudge);
+    let best = &found[0];
+    assert_eq!(rooms[best.view as usize], 3, "the thermos is in the office");
+    let inst = &h.views[best.view as usize].instances[best.instances[0] as usize];
+    assert_eq!(inst.description, "blue thermos");
+    assert!(inst.position.is_some(), "go_to needs a pose");
+
+    let mut store = Vec::new();
+    let q = query(
+        &e,
+        "the kitchen counter",
+        Some(Affordance::Place),
+        &mut store,
+    );
+    let found = retrieve(&h, &q, &params, &EmbeddingJudge);
+    let best = &found[0];
+    assert_eq!(rooms[best.view as usize], 0);
+    let inst = &h.views[best.view as usize].instances[best.instances[0] as usize];
+    assert_eq!(inst.description, "white kitchen counter");
+}
+
+#[test]
+fn reranking_prefers_the_object_that_can_be_picked() {
+    let (h, rooms, e) = build();
+    let params = RetrievalParams::default();
+    // "thermos" names both the office's thermos and the living room's poster
+    let mut store = Vec::new();
+    let q = query(&e, "thermos", Some(Affordance::Pick), &mut store);
+    let found = retrieve(&h, &q, &params, &EmbeddingJudge);
+    assert_eq!(rooms[found[0].view as usize], 3);
+    let poster_rank = found
+        .iter()
+        .position(|r| rooms[r.view as usize] == 1)
+        .unwrap_or(usize::MAX);
+    let thermos_views = found
+        .iter()
+        .take_while(|r| !r.instances.is_empty())
+        .filter(|r| rooms[r.view as usize] == 3)
+        .count();
+    assert!(thermos_views >= 1 && poster_rank >= thermos_views);
+    // a poster is never promoted for picking
+    assert!(found.iter().all(|r| {
+        r.instances.iter().all(|&i| {
+            h.views[r.view as usize].instances[i as usize]
+                .score_for(Affordance::Pick)
+                .unwrap_or(0.0)
+                >= params.min_affordance
+        })
+    }));
+}
+
+#[test]
+fn flat_retrieval_scores_every_view_and_the_hierarchy_fewer() {
+    let (h, _, e) = build();
+    let v = e.embed_text("alarm clock").unwrap();
+    let flat = flat_retrieve(&h, &v, 1000);
+    assert_eq!(flat.len(), h.views.len());
+    assert!(flat.windows(2).all(|w| w[0].score >= w[1].score));
+    let params = RetrievalParams {
+        k_b: 1,
+        top: 1000,
+        ..RetrievalParams::default()
+    };
+    let q = Query {
+        instruction: "alarm clock",
+        text: &v,
+        visual: &v,
+        affordance: None,
+    };
+    let found = retrieve(&h, &q, &params, &EmbeddingJudge);
+    assert!(found.len() < h.views.len() && !found.is_empty());
+    assert!(
+        h.views[found[0].view as usize]
+            .description
+            .contains("alarm clock")
+    );
+}
+
+#[test]
+fn the_database_keeps_the_memory_and_refuses_what_is_not_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("building.redb");
+    let e = HashingTextEmbedder::new(DIM);
+    let (views, _) = tour(&e);
+    let params = ClusterParams::default();
+    let summariser = KeywordSummariser::default();
+    let (first, rest) = views.split_at(12);
+    let built = {
+        let mut m = BuildingMemory::open(&path, "house").unwrap();
+        m.add_views(first.to_vec(), &params, &summariser, &e)
+            .unwrap();
+        // a second process (here: a second handle) is told who holds it
+        match BuildingMemory::open(&path, "house") {
+            Err(MemoryError::Held { holder, .. }) => {
+                assert!(holder.contains(&std::process::id().to_string()), "{holder}")
+            }
+            other => panic!("expected Held, got {other:?}"),
+        }
+        // incremental: the new views join and the levels are rebuilt over all
+        m.add_views(rest.to_vec(), &params, &summariser, &e)
+            .unwrap();
+        assert_eq!(m.hierarchy().views.len(), views.len());
+        // a broken view fails the build and changes nothing
+        let mut bad = views[0].clone();
+        bad.position[0] = f64::NAN;
+        let err = m
+            .add_views(vec![bad], &params, &summariser, &e)
+            .unwrap_err();
+        assert!(err.to_string().contains("not finite"), "{err}");
+        m.hierarchy().clone()
+    };
+    let m = BuildingMemory::open(&path, "house").unwrap();
+    // (compared without printing: a hierarchy's embeddings are thousands of numbers)
+    assert!(m.hierarchy() == &built, "the reopened memory differs");
+    drop(m);
+    let err = BuildingMemory::open(&path, "warehouse").unwrap_err();
+    assert!(
+        matches!(&err, MemoryError::OtherSite { found, expected, .. } if found == "house" && expected == "warehouse"),
+        "{err}"
+    );
+}
