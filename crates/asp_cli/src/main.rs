@@ -66,6 +66,30 @@ enum Command {
     Config(ConfigArgs),
     /// Show how the offline agent reads a goal: its steps, or why it refuses or asks
     Understand(UnderstandArgs),
+    /// Make simulator worlds
+    World(WorldArgs),
+}
+
+#[derive(Debug, Args)]
+struct WorldArgs {
+    #[command(subcommand)]
+    action: WorldAction,
+}
+
+#[derive(Debug, Subcommand)]
+enum WorldAction {
+    /// Generate a multi-storey building from a recipe (config/buildings/recipes/*.yaml):
+    /// one world per storey, the index joining them, and the truth for evaluation
+    Generate {
+        /// Recipe file
+        recipe: PathBuf,
+        /// Folder to write into
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Seed [default: the recipe's]
+        #[arg(long)]
+        seed: Option<u64>,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -294,6 +318,11 @@ fn main() -> ExitCode {
         Command::Understand(args) => {
             with_config(&cli.global, |cfg| plan_bench::understand(cfg, &args.goal))
         }
+        Command::World(args) => match args.action {
+            WorldAction::Generate { recipe, out, seed } => {
+                tools::generate_building(&recipe, &out, seed)
+            }
+        },
         Command::Map(args) => with_config(&cli.global, |cfg| match &args.bag {
             Some(bag) => tools::map_from_bag(cfg, bag),
             None => tools::map_quality_report(cfg, args.world.as_deref()),

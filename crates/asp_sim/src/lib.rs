@@ -4,6 +4,7 @@
 //! - [`world`]: YAML worlds of objects with shapes, parts, articulated links and mounts.
 //! - [`render`]: RGB-D cameras by ray casting, with simulator ground truth.
 
+pub mod building;
 pub mod effects;
 pub mod error;
 pub mod nav;
