@@ -187,6 +187,8 @@ enum BenchTarget {
     Agent,
     /// Affordance grounding with and without the verifier
     Affordance,
+    /// Building-scale memory retrieval on generated buildings (`--split dev|test`)
+    Memory,
     /// Everything above
     All,
 }
@@ -390,6 +392,28 @@ fn bench(global: &GlobalArgs, args: &BenchArgs) -> ExitCode {
             cargo_bench("motion", "cargo bench -p asp_kinematics --bench kinematics")
         }
         BenchTarget::Agent => cargo_bench("agent", "cargo bench -p asp_agent --bench overhead"),
+        BenchTarget::Memory => {
+            let dir = asp_runtime::find_config_dir(global.config_dir.as_deref());
+            let recipe = dir.join("buildings/recipes/three_floors.yaml");
+            let split = match args.split.as_deref() {
+                None | Some("test") => asp_eval::memory_bench::Split::Test,
+                Some("dev") => asp_eval::memory_bench::Split::Dev,
+                Some(other) => {
+                    eprintln!("asp bench memory: --split {other:?}: the splits are dev and test");
+                    return ExitCode::from(EXIT_CONFIG);
+                }
+            };
+            match asp_eval::memory_bench::run(&recipe, split, 100) {
+                Ok(report) => {
+                    print!("{}", report.table());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("asp bench memory: {e}");
+                    ExitCode::from(EXIT_CONFIG)
+                }
+            }
+        }
         BenchTarget::Affordance => cargo_bench(
             "affordance",
             "cargo run --release -p asp_affordance --example grounding_eval",

@@ -26,6 +26,7 @@ pub mod error;
 pub mod graph;
 pub mod image;
 pub mod map_quality;
+pub mod memory_bench;
 pub mod report;
 pub mod runner;
 pub mod suite;

@@ -32,17 +32,21 @@ pub struct RetrievalParams {
     pub min_affordance: f32,
     /// Views answered.
     pub top: usize,
+    /// Filter and order instances by the VLM's affordance scores; off (an ablation),
+    /// every instance counts and the judge's relevance alone orders them.
+    pub affordance_proposals: bool,
 }
 
 impl Default for RetrievalParams {
     fn default() -> Self {
         RetrievalParams {
-            k_b: 4,
-            alpha: 0.6,
+            k_b: 8,
+            alpha: 0.8,
             k_r: 20,
             k_f: 5,
             min_affordance: 0.3,
             top: 20,
+            affordance_proposals: true,
         }
     }
 }
@@ -171,17 +175,21 @@ fn rerank(
     let mut found: Vec<(usize, u32, f32, f32)> = Vec::new();
     for (rank, r) in ranked.iter().take(params.k_r).enumerate() {
         for (i, inst) in memory.views[r.view as usize].instances.iter().enumerate() {
-            if let Some(a) = inst
-                .score_for(affordance)
-                .filter(|a| *a >= params.min_affordance)
-            {
+            let score = if params.affordance_proposals {
+                inst.score_for(affordance)
+                    .filter(|a| *a >= params.min_affordance)
+            } else {
+                Some(1.0)
+            };
+            if let Some(a) = score {
                 found.push((rank, i as u32, judge.relevance(query, inst), a));
             }
         }
     }
     found.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)).then(a.1.cmp(&b.1)));
     found.truncate(params.k_f);
-    found.sort_by(|a, b| b.3.total_cmp(&a.3).then(b.2.total_cmp(&a.2)));
+    // stable: equal affordance scores keep the judge's order
+    found.sort_by(|a, b| b.3.total_cmp(&a.3));
 
     let mut promoted: Vec<Retrieved> = Vec::new();
     let mut taken = vec![false; ranked.len()];

@@ -173,6 +173,8 @@ impl BuildingMemory {
             }
         }
         tx.commit().map_err(|e| self.err(e))?;
+        // the rewritten levels leave the old pages free: give them back to the file
+        self.db.compact().map_err(|e| self.err(e))?;
         self.hierarchy = built;
         Ok(&self.hierarchy)
     }

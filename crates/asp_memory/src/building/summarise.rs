@@ -21,7 +21,7 @@ pub struct KeywordSummariser {
 
 impl Default for KeywordSummariser {
     fn default() -> Self {
-        KeywordSummariser { words: 12 }
+        KeywordSummariser { words: 24 }
     }
 }
 
