@@ -641,6 +641,7 @@ pub fn run(
                                 text: vec,
                                 visual: vec,
                                 affordance: rerank.then_some(affordance),
+                                heights: None,
                             },
                             p,
                             &EmbeddingJudge,

@@ -240,6 +240,7 @@ fn main() {
                 text: v,
                 visual: v,
                 affordance: Some(Affordance::Pick),
+                heights: None,
             };
             let t = ThreadTime::now();
             let r = retrieve(&h, &q, &rp, &EmbeddingJudge);

@@ -219,6 +219,7 @@ fn query<'a>(
         text: &store[0],
         visual: &store[0],
         affordance,
+        heights: None,
     }
 }
 
@@ -296,6 +297,7 @@ fn flat_retrieval_scores_every_view_and_the_hierarchy_fewer() {
         text: &v,
         visual: &v,
         affordance: None,
+        heights: None,
     };
     let found = retrieve(&h, &q, &params, &EmbeddingJudge);
     assert!(found.len() < h.views.len() && !found.is_empty());
@@ -347,5 +349,43 @@ fn the_database_keeps_the_memory_and_refuses_what_is_not_its_own() {
     assert!(
         matches!(&err, MemoryError::OtherSite { found, expected, .. } if found == "house" && expected == "warehouse"),
         "{err}"
+    );
+}
+
+#[test]
+fn upstairs_is_a_height_band() {
+    let (h, rooms, e) = build();
+    let params = RetrievalParams::default();
+    // "a lamp upstairs": the reading lamp is on the first floor; the ground floor has
+    // none, but ask for the ground floor and only its views may answer
+    let v = e.embed_text("lamp").unwrap();
+    let upstairs = Query {
+        instruction: "the lamp upstairs",
+        text: &v,
+        visual: &v,
+        affordance: Some(Affordance::Pick),
+        heights: Some([FLOOR_HEIGHT, f64::INFINITY]),
+    };
+    let found = retrieve(&h, &upstairs, &params, &EmbeddingJudge);
+    assert!(!found.is_empty());
+    assert!(
+        found
+            .iter()
+            .all(|r| HOUSE[rooms[r.view as usize]].floor == 1)
+    );
+    assert_eq!(
+        rooms[found[0].view as usize], 2,
+        "the bedroom's reading lamp"
+    );
+    let downstairs = Query {
+        heights: Some([f64::NEG_INFINITY, FLOOR_HEIGHT - 1.0]),
+        ..upstairs
+    };
+    let found = retrieve(&h, &downstairs, &params, &EmbeddingJudge);
+    assert!(!found.is_empty());
+    assert!(
+        found
+            .iter()
+            .all(|r| HOUSE[rooms[r.view as usize]].floor == 0)
     );
 }

@@ -107,6 +107,9 @@ pub struct Cluster {
     pub position: [f64; 3],
     /// Views under it.
     pub views: u32,
+    /// Lowest and highest camera height of the views under it (a height constraint
+    /// prunes clusters that hold none of the wanted storey).
+    pub heights: [f64; 2],
     pub summary: String,
     /// Text embedding of `summary`.
     pub embedding: Vec<f32>,
@@ -163,6 +166,10 @@ impl Hierarchy {
             })
             .collect();
         let mut texts: Vec<String> = views.iter().map(view_text).collect();
+        let mut heights: Vec<[f64; 2]> = views
+            .iter()
+            .map(|v| [v.position[2], v.position[2]])
+            .collect();
         let mut radius = params.first_radius_m;
         let mut lambda = params.semantic_weight;
         while levels.len() < params.max_levels && nodes.len() > params.top_nodes {
@@ -197,9 +204,17 @@ impl Hierarchy {
                         *p += q * n.weight / weight;
                     }
                 }
+                let span =
+                    members
+                        .iter()
+                        .fold([f64::INFINITY, f64::NEG_INFINITY], |[lo, hi], &i| {
+                            let h = heights[i as usize];
+                            [lo.min(h[0]), hi.max(h[1])]
+                        });
                 clusters.push(Cluster {
                     position,
                     views: weight.round() as u32,
+                    heights: span,
                     summary,
                     embedding,
                     children: members.clone(),
@@ -214,6 +229,7 @@ impl Hierarchy {
                 })
                 .collect();
             texts = clusters.iter().map(|c| c.summary.clone()).collect();
+            heights = clusters.iter().map(|c| c.heights).collect();
             levels.push(clusters);
             radius *= params.radius_growth;
             lambda *= params.semantic_decay;

@@ -62,6 +62,9 @@ pub struct Query<'a> {
     pub visual: &'a [f32],
     /// `None`: no reranking.
     pub affordance: Option<Affordance>,
+    /// Camera heights (map frame, metres) the answer must lie between: "upstairs" is
+    /// above the robot's storey, "on this floor" its band. `None`: anywhere.
+    pub heights: Option<[f64; 2]>,
 }
 
 /// Scores an instance's description against the instruction, in [0, 1] (an LLM where
@@ -99,7 +102,7 @@ pub fn retrieve(
     params: &RetrievalParams,
     judge: &dyn InstanceJudge,
 ) -> Vec<Retrieved> {
-    let candidates = traverse(memory, query.text, params.k_b.max(1));
+    let candidates = traverse(memory, query.text, query.heights, params.k_b.max(1));
     let alpha = params.alpha.clamp(0.0, 1.0);
     let mut ranked: Vec<Retrieved> = candidates
         .into_iter()
@@ -123,16 +126,24 @@ pub fn retrieve(
     ranked
 }
 
-/// Level N down to level 4, `k_b` clusters per level; the views under the last kept.
-fn traverse(memory: &Hierarchy, text: &[f32], k_b: usize) -> Vec<u32> {
+/// Level N down to level 4, `k_b` clusters per level (among those with views in the
+/// height band); the views under the last kept, in the band.
+fn traverse(memory: &Hierarchy, text: &[f32], heights: Option<[f64; 2]>, k_b: usize) -> Vec<u32> {
+    let overlaps = |h: [f64; 2]| heights.is_none_or(|[lo, hi]| h[1] >= lo && h[0] <= hi);
     let Some(top) = memory.levels.last() else {
-        return (0..memory.views.len() as u32).collect();
+        return (0..memory.views.len() as u32)
+            .filter(|&v| {
+                let z = memory.views[v as usize].position[2];
+                overlaps([z, z])
+            })
+            .collect();
     };
     let mut current: Vec<u32> = (0..top.len() as u32).collect();
     for level in (0..memory.levels.len()).rev() {
         let nodes = &memory.levels[level];
         let mut scored: Vec<(f32, u32)> = current
             .iter()
+            .filter(|&&i| overlaps(nodes[i as usize].heights))
             .map(|&i| (cosine_similarity(text, &nodes[i as usize].embedding), i))
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -142,6 +153,10 @@ fn traverse(memory: &Hierarchy, text: &[f32], k_b: usize) -> Vec<u32> {
             .flat_map(|&(_, i)| nodes[i as usize].children.iter().copied())
             .collect();
     }
+    current.retain(|&v| {
+        let z = memory.views[v as usize].position[2];
+        overlaps([z, z])
+    });
     current
 }
 
