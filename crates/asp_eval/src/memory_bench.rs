@@ -342,6 +342,15 @@ fn describe(
     }
 }
 
+/// The colour word of a generated object's description.
+fn colour_of(o: &asp_sim::building::ObjectTruth, catalogue: &Catalogue) -> Option<String> {
+    catalogue
+        .colours
+        .keys()
+        .find(|k| o.description.split(' ').any(|w| w == k.as_str()))
+        .cloned()
+}
+
 /// What the stand-in VLM calls an object: its colour (wrong 15 %), material (half the
 /// time), category (confused 5 %).
 fn vlm_phrase(
@@ -360,12 +369,7 @@ fn vlm_phrase(
         };
     }
     let c = &catalogue.objects[&o.category];
-    let true_colour = catalogue
-        .colours
-        .keys()
-        .find(|k| o.description.split(' ').any(|w| w == k.as_str()))
-        .cloned()
-        .unwrap_or_default();
+    let true_colour = colour_of(o, catalogue).unwrap_or_default();
     let colour = if rng.random::<f32>() < 0.85 {
         true_colour
     } else {
@@ -458,12 +462,11 @@ fn reference(
         (f.words.clone(), f.materials.clone(), None)
     } else {
         let c = &catalogue.objects[&o.category];
-        let colour = catalogue
-            .colours
-            .keys()
-            .find(|k| o.description.split(' ').any(|w| w == k.as_str()))
-            .cloned();
-        (c.words.clone(), c.materials.clone(), colour)
+        (
+            c.words.clone(),
+            c.materials.clone(),
+            colour_of(o, catalogue),
+        )
     };
     let mut s = String::new();
     if let Some(c) = colour {
@@ -697,13 +700,16 @@ pub fn run(
 /// are closest to the number of rooms (and storeys); the truth is read here, by the
 /// judge, never by the memory.
 fn structure(memory: &Hierarchy, building: &Building) -> (usize, usize) {
-    let room_of = |v: &View| -> String {
-        let storey = building
+    let storey = |v: &View| -> usize {
+        building
             .index
             .storeys
             .iter()
             .rposition(|s| f64::from(s.height_m) <= v.position[2])
-            .unwrap_or(0);
+            .unwrap_or(0)
+    };
+    let room_of = |v: &View| -> String {
+        let storey = storey(v);
         building
             .truth
             .rooms
@@ -717,15 +723,7 @@ fn structure(memory: &Hierarchy, building: &Building) -> (usize, usize) {
             })
             .map_or(format!("corridor_{storey}"), |r| r.id.clone())
     };
-    let storey_of = |v: &View| -> String {
-        building
-            .index
-            .storeys
-            .iter()
-            .rposition(|s| f64::from(s.height_m) <= v.position[2])
-            .unwrap_or(0)
-            .to_string()
-    };
+    let storey_of = |v: &View| -> String { storey(v).to_string() };
     let majority = |target: usize, key: &dyn Fn(&View) -> String| -> usize {
         let Some(level) =
             (0..memory.levels.len()).min_by_key(|&l| memory.levels[l].len().abs_diff(target))
