@@ -290,6 +290,12 @@ fn validate_views(views: &[View]) -> Result<(), BuildError> {
             )));
         }
         for i in &v.instances {
+            if let Some(p) = i.position.filter(|p| p.iter().any(|c| !c.is_finite())) {
+                return Err(bad(format!(
+                    "instance \"{}\": position {p:?} is not finite",
+                    i.description
+                )));
+            }
             if let Some(a) = i
                 .affordances
                 .iter()
