@@ -67,6 +67,13 @@ fn every_file_under_config_loads() {
             assert!(!split.goals.is_empty(), "{}: no goals", rel.display());
         } else if kind == "goals" && rel.file_name().is_some_and(|n| n == "README.md") {
             // the corpus's format, for the people who write it
+        } else if kind == "buildings" && rel.extension().is_some_and(|e| e == "yaml") {
+            // building recipes (checked against the catalogue they name) and catalogues
+            if rel.starts_with("buildings/recipes") {
+                asp_sim::building::Recipe::load(f).unwrap_or_else(|e| panic!("{e}"));
+            } else {
+                asp_sim::building::Catalogue::load(f).unwrap_or_else(|e| panic!("{e}"));
+            }
         } else if kind == "memory" {
             // common-sense priors seeded into the affordance memory
             asp_memory::SeedFile::load(f).unwrap_or_else(|e| panic!("{e}"));

@@ -180,7 +180,7 @@ impl Recipe {
         let (recipe, _): (Recipe, _) = yaml::load_file(path)?;
         let dir = path.parent().unwrap_or(Path::new("."));
         let catalogue_path = dir.join(&recipe.catalogue);
-        let (catalogue, _): (Catalogue, _) = yaml::load_file(&catalogue_path)?;
+        let catalogue = Catalogue::load(&catalogue_path)?;
         recipe.validate(path, &catalogue, &catalogue_path)?;
         Ok((recipe, catalogue))
     }
@@ -286,6 +286,13 @@ impl Recipe {
             return Err(SimError::invalid(cat_file, "colours", "is empty"));
         }
         Ok(())
+    }
+}
+
+impl Catalogue {
+    pub fn load(path: &Path) -> Result<Catalogue, SimError> {
+        let (catalogue, _): (Catalogue, _) = yaml::load_file(path)?;
+        Ok(catalogue)
     }
 }
 
