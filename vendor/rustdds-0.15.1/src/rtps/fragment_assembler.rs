@@ -297,16 +297,6 @@ impl FragmentAssembler {
     }
   }
 
-  // Drops the buffers of samples before `sn`: the writer has said (HEARTBEAT
-  // first_sn, GAP) it no longer has them, or the reader already has them, so
-  // no fragment of theirs will come. Without this a reliable reader kept the
-  // incomplete buffers of samples its writer dropped from a keep-last history
-  // until another fragment arrived to run the idle timeout: after a burst of
-  // large samples, up to MAX_ASSEMBLY_BUFFERS sample-sized buffers forever.
-  pub fn discard_before(&mut self, sn: SequenceNumber) {
-    self.assembly_buffers = self.assembly_buffers.split_off(&sn);
-  }
-
   pub fn garbage_collect_before(&mut self, expire_before: Timestamp) {
     self.assembly_buffers.retain(|sn, ab| {
       let retain = ab.modified_time >= expire_before;

@@ -690,14 +690,6 @@ impl Reader {
     }
   }
 
-  // The writer no longer has (or we already have) every sample before `sn`:
-  // their partly assembled buffers can never complete.
-  fn discard_fragments_before(&mut self, writer_guid: GUID, sn: SequenceNumber) {
-    if let Some(fa) = self.fragment_assemblers.get_mut(&writer_guid) {
-      fa.discard_before(sn);
-    }
-  }
-
   fn missing_frags_for(
     &self,
     writer_guid: GUID,
@@ -935,7 +927,6 @@ impl Reader {
 
         // remove changes until first_sn.
         writer_proxy.irrelevant_changes_up_to(heartbeat.first_sn);
-        this.discard_fragments_before(writer_guid, writer_proxy.all_ackable_before());
 
         let marker_moved = this
           .acquire_the_topic_cache_guard()
@@ -1145,7 +1136,6 @@ impl Reader {
       }
       all_ackable_before = writer_proxy.all_ackable_before();
     }
-    self.discard_fragments_before(writer_guid, all_ackable_before);
 
     // Get the topic cache and mark progress
     let marker_moved = self.reliability != policy::Reliability::BestEffort
