@@ -12,6 +12,7 @@
 //!   object in a local map of the current camera frame through a [`Relocalizer`].
 
 pub mod codes;
+pub mod explore;
 pub mod goto;
 pub mod relocalize;
 pub mod select;

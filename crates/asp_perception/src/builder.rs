@@ -231,6 +231,22 @@ impl MapBuilder {
         self.keyframes = 0;
     }
 
+    /// Forgets the objects `drop` picks (what a fresh look will see again); how many.
+    pub fn forget(&mut self, mut drop: impl FnMut(&Object) -> bool) -> usize {
+        let gone: Vec<ObjectId> = self
+            .map
+            .objects
+            .iter()
+            .filter(|o| drop(o))
+            .map(|o| o.id)
+            .collect();
+        for id in &gone {
+            self.map.remove(*id);
+            self.geometry.remove(id);
+        }
+        gone.len()
+    }
+
     /// Runs both stages on one keyframe.
     pub fn add_keyframe(&mut self, frame: &RgbdFrame) -> Result<KeyframeReport, PerceptionError> {
         let detections = self.detect(frame)?;

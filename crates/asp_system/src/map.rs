@@ -51,6 +51,36 @@ struct MapState {
     /// then faced. Rebuilds within a search's reach of it keep it: go_to since may have
     /// turned the base at an angle to the table, where sideways runs into it.
     placed_at: Option<Pose2D>,
+    /// The last exploration's tour, when builds explore.
+    explored: Option<ExplorationReport>,
+}
+
+/// What an exploring build did: its stops, how far it drove, and the floor it saw.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExplorationReport {
+    /// Where it looked round, in order (the start first).
+    pub stops: Vec<Pose2D>,
+    /// Path length driven between stops, metres (the drive back not counted).
+    pub travelled_m: Real,
+    /// Floor known free at the end, square metres.
+    pub free_area_m2: Real,
+    /// Why it ended.
+    pub ended: ExplorationEnd,
+    /// The floor occupancy grid it built (free, occupied, unknown).
+    pub grid: asp_core::grid::OccupancyGrid,
+}
+
+/// Why an exploration ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExplorationEnd {
+    /// No frontier left within reach: everything reachable was seen.
+    Explored,
+    /// `max_stops` made.
+    MaxStops,
+    /// The next stop was past `max_travel_m`.
+    MaxTravel,
+    /// The e-stop or a cancel stopped it.
+    Stopped,
 }
 
 /// An object a query found and closer looks took back.
@@ -72,6 +102,36 @@ const WITHDRAW_AFTER_LOOKS: usize = 2;
 /// place, the same arm pose sees other things.
 const LOOK_AGAIN_AFTER_M: Real = 0.25;
 const LOOK_AGAIN_AFTER_RAD: Real = 0.26;
+
+/// `frame` with the depth readings beyond `range` metres dropped.
+fn within_range(frame: &RgbdFrame, range: Real) -> RgbdFrame {
+    RgbdFrame {
+        depth: frame
+            .depth
+            .map(|&d| if d.is_finite() && d <= range { d } else { 0.0 }),
+        ..frame.clone()
+    }
+}
+
+/// The exploration grid's parameters from `mapping.explore`.
+fn explore_params(
+    x: &asp_config::sections::perception::ExploreConfig,
+) -> asp_nav::explore::ExploreParams {
+    asp_nav::explore::ExploreParams {
+        resolution: x.resolution,
+        extent: x.extent_m,
+        max_range: x.max_range_m,
+        floor_max_height: x.floor_max_height,
+        obstacle_min_height: x.obstacle_min_height,
+        obstacle_max_height: x.obstacle_max_height,
+        self_filter_radius: x.self_filter_radius_m,
+        pixel_step: x.pixel_step,
+        min_frontier: x.min_frontier_m,
+        clearance: x.clearance_m,
+        approach: x.approach_m,
+        ..asp_nav::explore::ExploreParams::default()
+    }
+}
 
 /// A keyed object as the map knew it before a rebuild.
 struct KnownObject {
@@ -232,6 +292,9 @@ const SAME_PLACE_M: Real = 0.03;
 /// [`OCCLUSION_MARGIN_M`] nearer.
 const IN_VIEW_WITHIN_M: Real = 3.0;
 const OCCLUSION_MARGIN_M: Real = 0.05;
+/// A rebuild of an explored map looks again at the objects its views show within this
+/// range, metres (farther, a view's few pixels of an object do not replace the tour's).
+const REFRESH_WITHIN_M: Real = 4.0;
 
 fn perception_error(e: asp_perception::PerceptionError) -> ServiceError {
     ServiceError::new(FailureKind::Perception, e.to_string())
@@ -283,6 +346,7 @@ impl MapService {
                 seen_from: None,
                 withdrawn: Vec::new(),
                 placed_at: None,
+                explored: None,
             }),
         })
     }
@@ -318,6 +382,7 @@ impl MapService {
             return Ok((cancel, None));
         };
         let moves = !self.mapping.survey.is_empty()
+            || self.mapping.explore.enabled
             || (self.arm.is_some() && !self.mapping.arm_poses.is_empty());
         if moves && estop.is_engaged() {
             return Err(ServiceError::new(
@@ -342,6 +407,13 @@ impl MapService {
     /// builder.
     async fn build(&self, st: &mut MapState) -> Result<(), ServiceError> {
         let (cancel, _estop) = self.motion_token()?;
+        if self.mapping.explore.enabled {
+            if st.explored.is_some() {
+                return self.refresh_here(st, &cancel).await;
+            }
+            st.builder.reset();
+            return self.explore(st, &cancel).await;
+        }
         st.builder.reset();
         let start = if self.mapping.survey.is_empty() {
             None
@@ -411,6 +483,205 @@ impl MapService {
         }
         st.built = true;
         Ok(())
+    }
+
+    /// A build that explores (`mapping.explore`): looks round at each stop (the explore
+    /// camera's depth into the floor grid, the mapping cameras into the object map, the
+    /// build's arm pose throughout), then drives to the nearest reachable frontier, until
+    /// none is left or the budget is spent; then back to the start.
+    async fn explore(
+        &self,
+        st: &mut MapState,
+        cancel: &CancellationToken,
+    ) -> Result<(), ServiceError> {
+        use asp_nav::explore::{ExplorationMap, headings_at};
+        let x = &self.mapping.explore;
+        let nav_error = |e: asp_core::robot::RobotError| {
+            ServiceError::new(
+                FailureKind::Navigation,
+                format!("cannot read the base pose: {e}"),
+            )
+        };
+        let start = self.base.base_pose().await.map_err(nav_error)?;
+        let mut grid = ExplorationMap::new(start, explore_params(x)).map_err(|e| {
+            ServiceError::new(
+                FailureKind::InvalidArgument,
+                format!("mapping.explore: {e}"),
+            )
+        })?;
+        let look = self.next_look(st);
+        st.seen_poses.clear();
+        st.seen_from = None;
+        self.take_pose(look.map(|l| self.mapping.arm_poses[l].as_str()), cancel)
+            .await;
+        let mut stops: Vec<Pose2D> = Vec::new();
+        let mut failed: Vec<Pose2D> = Vec::new();
+        let mut travelled = 0.0;
+        let mut here = start;
+        let ended = loop {
+            for (k, view) in headings_at(here, x.headings).into_iter().enumerate() {
+                if cancel.is_cancelled() {
+                    break;
+                }
+                if k > 0 {
+                    let nav = self.base.navigate_to(view, cancel).await;
+                    if nav.status != TerminalStatus::Succeeded {
+                        warn!(
+                            view = k,
+                            code = ?nav.error_code,
+                            "could not turn to the next view ({}); looking from where the base stopped",
+                            nav.error_msg
+                        );
+                    }
+                }
+                let base = self.base.base_pose().await.map_err(nav_error)?;
+                let frame = self.frames.capture(&x.camera).await.map_err(|e| {
+                    ServiceError::new(
+                        FailureKind::Perception,
+                        format!("mapping.explore.camera {:?} gave no frame: {e}", x.camera),
+                    )
+                })?;
+                grid.integrate(&frame, base);
+                for camera in &self.mapping.cameras {
+                    let frame = if *camera == x.camera {
+                        within_range(&frame, x.object_range_m)
+                    } else {
+                        self.frames.capture(camera).await.map_err(|e| {
+                            ServiceError::new(
+                                FailureKind::Perception,
+                                format!("camera {camera:?} gave no frame: {e}"),
+                            )
+                        })?
+                    };
+                    st.builder.add_keyframe(&frame).map_err(perception_error)?;
+                }
+            }
+            stops.push(here);
+            if cancel.is_cancelled() {
+                break ExplorationEnd::Stopped;
+            }
+            let avoid: Vec<Pose2D> = stops.iter().chain(&failed).copied().collect();
+            let Some(next) = grid.next_stop(here, &avoid) else {
+                break ExplorationEnd::Explored;
+            };
+            info!(
+                stop = stops.len(),
+                free_m2 = grid.free_area(),
+                objects = st.builder.map().len(),
+                next = ?next.pose,
+                path_m = next.path_length,
+                frontier_m = next.frontier.length(x.resolution),
+                "explored a stop"
+            );
+            if stops.len() >= x.max_stops {
+                break ExplorationEnd::MaxStops;
+            }
+            if travelled + next.path_length > x.max_travel_m {
+                break ExplorationEnd::MaxTravel;
+            }
+            let nav = self.base.navigate_to(next.pose, cancel).await;
+            if cancel.is_cancelled() {
+                break ExplorationEnd::Stopped;
+            }
+            travelled += next.path_length;
+            let now = self.base.base_pose().await.map_err(nav_error)?;
+            if nav.status != TerminalStatus::Succeeded && now.distance_to(&here) < 0.1 {
+                warn!(
+                    code = ?nav.error_code,
+                    goal = ?next.pose,
+                    "exploration stop not reached ({}); trying the next frontier",
+                    nav.error_msg
+                );
+                failed.push(next.pose);
+                // looked round here already: plan again from the same place
+                stops.pop();
+                continue;
+            }
+            here = now;
+        };
+        let report = ExplorationReport {
+            travelled_m: travelled,
+            free_area_m2: grid.free_area(),
+            ended,
+            grid: grid.grid().clone(),
+            stops,
+        };
+        info!(
+            stops = report.stops.len(),
+            travelled_m = report.travelled_m,
+            free_m2 = report.free_area_m2,
+            objects = st.builder.map().len(),
+            ended = ?report.ended,
+            "exploration done"
+        );
+        st.explored = Some(report);
+        st.seen_poses.clear();
+        st.seen_from = None;
+        st.placed_at = Some(start);
+        if !cancel.is_cancelled() {
+            let nav = self.base.navigate_to(start, cancel).await;
+            if nav.status != TerminalStatus::Succeeded {
+                warn!(
+                    "could not drive back to where exploration started: {:?} {}",
+                    nav.error_code, nav.error_msg
+                );
+            }
+        }
+        st.built = true;
+        Ok(())
+    }
+
+    /// A rebuild of an explored map: the tour's memory of the rest of the building
+    /// stays, and what the mapping cameras see from here (the next arm pose) is looked
+    /// at afresh: the objects in these views within [`REFRESH_WITHIN_M`] are forgotten
+    /// and the views added (what moved or went is gone, what came is there). Exploring
+    /// the whole building again after every failed grasp would take minutes on a robot.
+    async fn refresh_here(
+        &self,
+        st: &mut MapState,
+        cancel: &CancellationToken,
+    ) -> Result<(), ServiceError> {
+        let look = self.next_look(st);
+        self.take_pose(look.map(|l| self.mapping.arm_poses[l].as_str()), cancel)
+            .await;
+        let mut frames = Vec::new();
+        for camera in &self.mapping.cameras {
+            frames.push(self.frames.capture(camera).await.map_err(|e| {
+                ServiceError::new(
+                    FailureKind::Perception,
+                    format!("camera {camera:?} gave no frame: {e}"),
+                )
+            })?);
+        }
+        let forgotten = st.builder.forget(|o| {
+            o.point_cloud.centroid().is_some_and(|c| {
+                frames
+                    .iter()
+                    .any(|f| f.sees(&c, REFRESH_WITHIN_M, OCCLUSION_MARGIN_M))
+            })
+        });
+        for frame in &frames {
+            st.builder.add_keyframe(frame).map_err(perception_error)?;
+        }
+        info!(
+            forgotten,
+            objects = st.builder.map().len(),
+            "the explored map looked again from here"
+        );
+        let here = self.base.base_pose().await.ok();
+        st.seen_poses = look.into_iter().collect();
+        st.seen_from = here;
+        st.placed_at = match (st.placed_at, here) {
+            (Some(p), Some(h)) if p.distance_to(&h) <= self.mapping.search.reach => Some(p),
+            _ => here,
+        };
+        st.built = true;
+        Ok(())
+    }
+
+    /// The last exploring build's tour; `None` before one (or when builds do not explore).
+    pub async fn exploration(&self) -> Option<ExplorationReport> {
+        self.state.lock().await.explored.clone()
     }
 
     /// `object_retrieval` over the map, passing over objects where closer looks withdrew

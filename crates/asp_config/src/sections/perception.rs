@@ -530,8 +530,11 @@ pub struct MappingConfig {
     /// Base poses `[x, y, heading_deg]` (map frame) the robot drives to, in order, to map
     /// a building; it then drives back to where it started. Empty: map from where the
     /// robot stands. Default empty.
-    #[garde(custom(finite_poses))]
+    #[garde(custom(finite_poses), custom(not_while_exploring(self.explore.enabled)))]
     pub survey: Vec<[f32; 3]>,
+    /// Frontier exploration instead of a survey: the robot finds its own stops.
+    #[garde(dive)]
+    pub explore: ExploreConfig,
     /// Named arm configurations (SRDF group states) taken before capturing, so the arm
     /// is out of the way and the cameras see the workspace: the first for the first
     /// build, the next for each rebuild (a look from another viewpoint after a failure),
@@ -599,6 +602,7 @@ impl Default for MappingConfig {
         Self {
             cameras: vec!["wrist".into()],
             survey: Vec::new(),
+            explore: ExploreConfig::default(),
             arm_poses: ["home", "look", "look_left", "look_right"]
                 .map(String::from)
                 .to_vec(),
@@ -617,6 +621,136 @@ pub enum SurveyLooks {
     All,
     /// The build's pose only (each rebuild takes the next).
     One,
+}
+
+/// A map build that explores (Yamauchi's frontiers): from where the robot stands it
+/// looks round (`headings` base turns, each view captured by `camera` into a floor
+/// occupancy grid and by the mapping cameras into the object map), drives to the
+/// nearest frontier between known free floor and unknown space it can reach, and
+/// repeats until no frontier is left within reach, `max_stops` or `max_travel_m` is
+/// spent, or the e-stop; it then drives back to where it started. No stop is given by
+/// hand, so the same build maps a world it has never seen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExploreConfig {
+    /// Explore at each build. Default off (map from where the robot stands).
+    #[garde(skip)]
+    pub enabled: bool,
+    /// The depth camera the occupancy grid is built from (a mast camera sees the floor
+    /// metres ahead). Default `head`.
+    #[garde(length(min = 1))]
+    pub camera: String,
+    /// Views per stop, evenly round (six 60° views cover a 69° camera's circle).
+    /// Default 6.
+    #[garde(range(min = 1, max = 36))]
+    pub headings: usize,
+    /// Stops at most, the start included. Default 24 (the apartment takes about 12).
+    #[garde(range(min = 1, max = 1000))]
+    pub max_stops: usize,
+    /// Path length at most, metres (the drive back not counted). Default 150.
+    #[garde(range(min = 0.0, max = 10000.0))]
+    pub max_travel_m: f32,
+    /// Grid cell, metres. Default 0.1.
+    #[garde(range(min = 0.02, max = 1.0))]
+    pub resolution: f32,
+    /// Side of the square mapped round the start, metres. Default 40.
+    #[garde(range(min = 1.0, max = 400.0))]
+    pub extent_m: f32,
+    /// Depth used up to this range, metres. Default 4.
+    #[garde(range(min = 0.5, max = 50.0))]
+    pub max_range_m: f32,
+    /// Points at most this high are floor, metres. Default 0.05.
+    #[garde(range(min = 0.0, max = 0.5))]
+    pub floor_max_height: f32,
+    /// Points in this height band block the base, metres. Default 0.1 … 1.6.
+    #[garde(range(min = 0.0, max = 3.0), custom(above_floor(self.floor_max_height)))]
+    pub obstacle_min_height: f32,
+    #[garde(range(min = 0.0, max = 5.0), custom(at_least(self.obstacle_min_height)))]
+    pub obstacle_max_height: f32,
+    /// Points nearer the base centre than this are the robot itself (its arm in the
+    /// camera's view), metres. Default 0.7.
+    #[garde(range(min = 0.0, max = 5.0))]
+    pub self_filter_radius_m: f32,
+    /// Frontiers shorter than this are gaps in the readings, metres. Default 0.5.
+    #[garde(range(min = 0.0, max = 10.0))]
+    pub min_frontier_m: f32,
+    /// Free floor this near an obstacle is not stood on (the base's radius), metres.
+    /// Default 0.4.
+    #[garde(range(min = 0.0, max = 3.0))]
+    pub clearance_m: f32,
+    /// The base stops within this of a frontier, metres. Default 1.0.
+    #[garde(range(min = 0.1, max = 10.0))]
+    pub approach_m: f32,
+    /// Every n-th depth pixel each way. Default 4.
+    #[garde(range(min = 1, max = 64))]
+    pub pixel_step: u32,
+    /// When `camera` is also a mapping camera, its views add to the object map only what
+    /// is within this range, metres: farther, an object is a few pixels of noisy depth,
+    /// and a stop nearer it sees it better (the tour passes within a few metres of
+    /// everything). Default 2.5.
+    #[garde(range(min = 0.1, max = 50.0))]
+    pub object_range_m: f32,
+}
+
+impl Default for ExploreConfig {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            camera: "head".into(),
+            headings: 6,
+            max_stops: 24,
+            max_travel_m: 150.0,
+            resolution: 0.1,
+            extent_m: 40.0,
+            max_range_m: 4.0,
+            floor_max_height: 0.05,
+            obstacle_min_height: 0.1,
+            obstacle_max_height: 1.6,
+            self_filter_radius_m: 0.7,
+            min_frontier_m: 0.5,
+            clearance_m: 0.4,
+            approach_m: 1.0,
+            pixel_step: 4,
+            object_range_m: 2.5,
+        }
+    }
+}
+
+fn not_while_exploring(exploring: bool) -> impl FnOnce(&Vec<[f32; 3]>, &()) -> garde::Result {
+    move |survey, _| {
+        if exploring && !survey.is_empty() {
+            Err(garde::Error::new(format!(
+                "has {} poses while mapping.explore.enabled is true: exploration finds its own stops; set one or the other",
+                survey.len()
+            )))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+fn above_floor(floor: f32) -> impl FnOnce(&f32, &()) -> garde::Result {
+    move |v, _| {
+        if *v > floor {
+            Ok(())
+        } else {
+            Err(garde::Error::new(format!(
+                "is {v}, not above floor_max_height {floor}"
+            )))
+        }
+    }
+}
+
+fn at_least(min: f32) -> impl FnOnce(&f32, &()) -> garde::Result {
+    move |v, _| {
+        if *v >= min {
+            Ok(())
+        } else {
+            Err(garde::Error::new(format!(
+                "is {v}, below obstacle_min_height {min}"
+            )))
+        }
+    }
 }
 
 fn finite_poses(v: &[[f32; 3]], _: &()) -> garde::Result {
