@@ -687,7 +687,7 @@ pub struct ExploreConfig {
     /// When `camera` is also a mapping camera, its views add to the object map only what
     /// is within this range, metres: farther, an object is a few pixels of noisy depth,
     /// and a stop nearer it sees it better (the tour passes within a few metres of
-    /// everything). Default 2.5.
+    /// everything). Default 4.
     #[garde(range(min = 0.1, max = 50.0))]
     pub object_range_m: f32,
 }
@@ -711,7 +711,7 @@ impl Default for ExploreConfig {
             clearance_m: 0.4,
             approach_m: 1.0,
             pixel_step: 4,
-            object_range_m: 2.5,
+            object_range_m: 4.0,
         }
     }
 }
