@@ -236,3 +236,25 @@ fn frames_in_another_frame_are_rejected() {
     let err = b.add_keyframe(&f).unwrap_err();
     assert!(err.to_string().contains("odom"), "{err}");
 }
+
+/// Forgetting objects drops them and their geometry: seen again, each is a new object
+/// (not merged into a ghost of itself), the others untouched.
+#[test]
+fn forgotten_objects_come_back_as_new_ones_when_seen_again() {
+    let text = text();
+    let config = oracle_config();
+    let mut b = builder(&config, &text);
+    let f = frames(0.0);
+    b.add_keyframe(&f[0]).unwrap();
+    let before: Vec<_> = b.map().objects.iter().map(|o| o.id).collect();
+    assert_eq!(before.len(), 5);
+    let first = before[0];
+    assert_eq!(b.forget(|o| o.id == first), 1);
+    assert_eq!(b.map().len(), 4);
+    assert!(b.map().get(first).is_none());
+    let report = b.add_keyframe(&f[0]).unwrap();
+    assert_eq!(report.created.len(), 1, "{report:?}");
+    assert!(!before.contains(&report.created[0]));
+    assert_eq!(b.map().len(), 5);
+    assert_eq!(b.forget(|_| false), 0);
+}
