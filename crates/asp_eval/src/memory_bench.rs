@@ -457,16 +457,12 @@ fn reference(
     room_kind: &str,
     rng: &mut ChaCha8Rng,
 ) -> String {
-    let (noun, materials, colour) = if o.receptacle {
+    let (noun, materials, colour): (&str, &[String], _) = if o.receptacle {
         let f = &catalogue.furniture[&o.category];
-        (f.words.clone(), f.materials.clone(), None)
+        (&f.words, &f.materials, None)
     } else {
         let c = &catalogue.objects[&o.category];
-        (
-            c.words.clone(),
-            c.materials.clone(),
-            colour_of(o, catalogue),
-        )
+        (&c.words, &c.materials, colour_of(o, catalogue))
     };
     let mut s = String::new();
     if let Some(c) = colour {
@@ -481,7 +477,7 @@ fn reference(
         s.push_str(m);
         s.push(' ');
     }
-    s.push_str(&noun);
+    s.push_str(noun);
     if rng.random::<f32>() < 0.5 {
         s.push_str(&format!(" in the {}", words(room_kind)));
     }
@@ -572,8 +568,8 @@ pub fn run(
         r.seed = seed;
         let building = generate(&r, &catalogue);
         let tour_views = tour(&building, &catalogue, &embedder);
-        let shows: Vec<HashSet<usize>> = tour_views.iter().map(|t| t.shows.clone()).collect();
-        let views: Vec<View> = tour_views.into_iter().map(|t| t.view).collect();
+        let (views, shows): (Vec<View>, Vec<HashSet<usize>>) =
+            tour_views.into_iter().map(|t| (t.view, t.shows)).unzip();
         let started = Instant::now();
         let memory = Hierarchy::build(
             views,
