@@ -23,7 +23,7 @@ pub struct GoToConfig {
     #[garde(range(min = 0.05, max = 5.0))]
     pub min_radius: f32,
     /// Largest radius tried, metres. Default 1.45.
-    #[garde(range(min = 0.1, max = 10.0), custom(at_least(self.radius)))]
+    #[garde(range(min = 0.1, max = 10.0), custom(super::not_below(self.radius, "radius", false)))]
     pub max_radius: f32,
     /// Candidate poses per circle. Default 36 (every 10°).
     #[garde(range(min = 4, max = 720))]
@@ -191,18 +191,6 @@ fn below_reach(reach: f32) -> impl FnOnce(&f32, &()) -> garde::Result {
         } else {
             Err(garde::Error::new(format!(
                 "must be less than arm_reach ({reach})"
-            )))
-        }
-    }
-}
-
-fn at_least(min: f32) -> impl FnOnce(&f32, &()) -> garde::Result {
-    move |v, _| {
-        if *v >= min {
-            Ok(())
-        } else {
-            Err(garde::Error::new(format!(
-                "must be at least radius ({min})"
             )))
         }
     }

@@ -8,3 +8,23 @@ pub mod perception;
 pub mod sim;
 pub mod skills;
 pub mod verifier;
+
+/// A garde check that a value is at least the field `what` (`min`), or above it when
+/// `strictly`.
+pub(crate) fn not_below(
+    min: f32,
+    what: &'static str,
+    strictly: bool,
+) -> impl FnOnce(&f32, &()) -> garde::Result {
+    move |v, _| {
+        let ok = if strictly { *v > min } else { *v >= min };
+        if ok {
+            Ok(())
+        } else {
+            let bound = if strictly { "above" } else { "at least" };
+            Err(garde::Error::new(format!(
+                "is {v}; must be {bound} {what} ({min})"
+            )))
+        }
+    }
+}

@@ -663,9 +663,9 @@ pub struct ExploreConfig {
     #[garde(range(min = 0.0, max = 0.5))]
     pub floor_max_height: f32,
     /// Points in this height band block the base, metres. Default 0.1 … 1.6.
-    #[garde(range(min = 0.0, max = 3.0), custom(above_floor(self.floor_max_height)))]
+    #[garde(range(min = 0.0, max = 3.0), custom(super::not_below(self.floor_max_height, "floor_max_height", true)))]
     pub obstacle_min_height: f32,
-    #[garde(range(min = 0.0, max = 5.0), custom(at_least(self.obstacle_min_height)))]
+    #[garde(range(min = 0.0, max = 5.0), custom(super::not_below(self.obstacle_min_height, "obstacle_min_height", false)))]
     pub obstacle_max_height: f32,
     /// Points nearer the base centre than this are the robot itself (its arm in the
     /// camera's view), metres. Default 0.7.
@@ -725,30 +725,6 @@ fn not_while_exploring(exploring: bool) -> impl FnOnce(&Vec<[f32; 3]>, &()) -> g
             )))
         } else {
             Ok(())
-        }
-    }
-}
-
-fn above_floor(floor: f32) -> impl FnOnce(&f32, &()) -> garde::Result {
-    move |v, _| {
-        if *v > floor {
-            Ok(())
-        } else {
-            Err(garde::Error::new(format!(
-                "is {v}, not above floor_max_height {floor}"
-            )))
-        }
-    }
-}
-
-fn at_least(min: f32) -> impl FnOnce(&f32, &()) -> garde::Result {
-    move |v, _| {
-        if *v >= min {
-            Ok(())
-        } else {
-            Err(garde::Error::new(format!(
-                "is {v}, below obstacle_min_height {min}"
-            )))
         }
     }
 }
