@@ -25,6 +25,9 @@ pub const RELOCALIZE_SERVICE: &str = "/asp/object_map/relocalize";
 pub const OBJECT_MOVED_SERVICE: &str = "/asp/object_map/object_moved";
 /// object_map_node: what the map holds (latched).
 pub const OBJECT_MAP_TOPIC: &str = "/asp/object_map";
+/// object_map_node: the floor grid its last exploration built (`nav_msgs/OccupancyGrid`,
+/// latched; free, occupied, unknown), for RViz's Map display.
+pub const EXPLORED_GRID_TOPIC: &str = "/asp/object_map/explored";
 
 /// affordance_node: affordance detection (`asp_interfaces/action/DetectAffordances`).
 pub const DETECT_ACTION: &str = "/asp/affordance/detect";

@@ -79,6 +79,7 @@ pub struct ObjectMapNode {
     /// The survey drives and mapping poses stop on it.
     pub estop: EStopBinding,
     _build: Option<AbortOnDrop>,
+    _explored: AbortOnDrop,
     _standard: StandardServices,
 }
 
@@ -128,6 +129,7 @@ pub async fn object_map_node(
             .with_estop(estop.listener()),
     );
     let server = serve_object_map(&node, service.clone(), &frames.map)?;
+    let explored = publish_explorations(&node, &service, &frames.map)?;
     let build = c.object_map_node.mapping.build_on_start.then(|| {
         let (s, summary) = (service.clone(), server.summary());
         let settled = estop.settled();
@@ -149,8 +151,39 @@ pub async fn object_map_node(
         server,
         estop,
         _build: build,
+        _explored: explored,
         _standard: standard,
     })
+}
+
+/// Publishes each exploration's floor grid on [`crate::names::EXPLORED_GRID_TOPIC`] as the tour
+/// ends.
+fn publish_explorations(
+    node: &asp_ros::Node,
+    service: &MapService,
+    frame: &str,
+) -> Result<AbortOnDrop, NodeError> {
+    let publisher = node.publisher::<asp_ros::msg::nav_msgs::OccupancyGrid>(
+        crate::names::EXPLORED_GRID_TOPIC,
+        crate::grid::MAP_QOS,
+    )?;
+    let mut tours = service.explorations();
+    let frame = frame.to_owned();
+    Ok(AbortOnDrop(tokio::spawn(async move {
+        while tours.changed().await.is_ok() {
+            let Some(tour) = tours.borrow_and_update().clone() else {
+                continue;
+            };
+            let msg = asp_ros::convert::ros_grid(
+                &tour.grid,
+                &frame,
+                asp_ros::msg::builtin_interfaces::Time::now(),
+            );
+            if let Err(e) = publisher.publish(msg) {
+                warn!("cannot publish the explored grid: {e}");
+            }
+        }
+    })))
 }
 
 /// The running affordance_node.

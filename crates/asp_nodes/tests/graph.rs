@@ -144,3 +144,59 @@ async fn apple_goes_into_the_bowl_through_the_execute_action() {
         );
     }
 }
+
+/// An exploring object_map_node publishes the floor grid it built on
+/// `/asp/object_map/explored` (latched, for RViz's Map display) when its tour ends:
+/// through the graph, its drives go to the sim node's Nav2 action and its views come
+/// from the camera topics.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exploring_map_publishes_the_grid_it_explored() {
+    use asp_ros::msg::nav_msgs::OccupancyGrid;
+    let data = tempfile::tempdir().unwrap();
+    let cfg = config(
+        &data,
+        &[
+            "object_map_node.mapping.explore.enabled=true",
+            "object_map_node.mapping.cameras=[head, wrist]",
+            "object_map_node.mapping.arm_poses=[look]",
+        ],
+    );
+    let sc = Scenario::load(config_dir().join("scenarios/mobile/dial_phone.yaml")).unwrap();
+    let sim = scenario_simulation(&cfg, &sc, None).unwrap();
+    let transport = Transport::in_process_with(TransportSettings::default());
+    let options = NodeOptions {
+        memory: false,
+        verifier_instance: Some(1),
+    };
+    let me = transport.node("test_client").unwrap();
+    let mut grids = me
+        .subscribe::<OccupancyGrid>(asp_nodes::names::EXPLORED_GRID_TOPIC, Qos::latched())
+        .unwrap();
+    let mut maps = me
+        .subscribe::<ObjectMapSummary>(asp_nodes::names::OBJECT_MAP_TOPIC, Qos::latched())
+        .unwrap();
+    let _graph = start_sim_graph(&cfg, &transport, sim.clone(), &options)
+        .await
+        .unwrap();
+    // the build on start explores the apartment; the grid comes when the tour ends
+    let msg = grids.recv().await.unwrap();
+    assert_eq!(msg.header.frame_id, cfg.config.common.frames.map.as_str());
+    let grid = asp_ros::convert::grid(&msg).unwrap();
+    let cells = |v: i8| grid.cells().iter().filter(|&&c| c == v).count() as f32;
+    let free_m2 = cells(asp_core::grid::FREE) * grid.resolution * grid.resolution;
+    // the apartment's three rooms hold about 44 m² of free floor
+    assert!(free_m2 > 25.0, "{free_m2} m² free");
+    assert!(cells(asp_core::grid::OCCUPIED) > 100.0);
+    // the build ends back where it started (its summary comes after the drive back)
+    loop {
+        let summary = maps.recv().await.unwrap();
+        if summary.objects > 0 {
+            break;
+        }
+    }
+    let end = asp_core::robot::BaseNavigation::base_pose(&sim)
+        .await
+        .unwrap();
+    let start = asp_core::Pose2D::new(sc.spec.robot.base[0], sc.spec.robot.base[1], 0.0);
+    assert!(end.distance_to(&start) < 0.1, "{end:?}");
+}

@@ -232,6 +232,8 @@ pub struct MapService {
     estop: Option<asp_skills::EStopListener>,
     base_frame: FrameId,
     state: Mutex<MapState>,
+    /// The latest exploration's tour, for whoever shows it (the node's grid topic).
+    explorations: tokio::sync::watch::Sender<Option<Arc<ExplorationReport>>>,
 }
 
 impl std::fmt::Debug for MapService {
@@ -335,6 +337,7 @@ impl MapService {
             arm: None,
             estop: None,
             base_frame: cfg.config.common.frames.base.as_str().into(),
+            explorations: tokio::sync::watch::Sender::new(None),
             state: Mutex::new(MapState {
                 builder,
                 registry: ObjectRegistry::new(),
@@ -614,6 +617,8 @@ impl MapService {
             ended = ?report.ended,
             "exploration done"
         );
+        self.explorations
+            .send_replace(Some(Arc::new(report.clone())));
         st.explored = Some(report);
         st.seen_poses.clear();
         st.seen_from = None;
@@ -677,6 +682,11 @@ impl MapService {
         };
         st.built = true;
         Ok(())
+    }
+
+    /// Each exploring build's tour as it ends (the latest; `None` before the first).
+    pub fn explorations(&self) -> tokio::sync::watch::Receiver<Option<Arc<ExplorationReport>>> {
+        self.explorations.subscribe()
     }
 
     /// The last exploring build's tour; `None` before one (or when builds do not explore).
