@@ -521,8 +521,15 @@ impl MapService {
         let mut failed: Vec<Pose2D> = Vec::new();
         let mut travelled = 0.0;
         let mut here = start;
+        // false after a drive that went nowhere: this place was looked round already
+        let mut look_round = true;
         let ended = loop {
-            for (k, view) in headings_at(here, x.headings).into_iter().enumerate() {
+            let views = if look_round {
+                headings_at(here, x.headings)
+            } else {
+                Vec::new()
+            };
+            for (k, view) in views.into_iter().enumerate() {
                 if cancel.is_cancelled() {
                     break;
                 }
@@ -596,11 +603,13 @@ impl MapService {
                     nav.error_msg
                 );
                 failed.push(next.pose);
-                // looked round here already: plan again from the same place
+                // plan again from the same place, without looking round again
                 stops.pop();
+                look_round = false;
                 continue;
             }
             here = now;
+            look_round = true;
         };
         let report = ExplorationReport {
             travelled_m: travelled,
