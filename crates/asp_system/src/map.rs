@@ -103,6 +103,13 @@ const WITHDRAW_AFTER_LOOKS: usize = 2;
 const LOOK_AGAIN_AFTER_M: Real = 0.25;
 const LOOK_AGAIN_AFTER_RAD: Real = 0.26;
 
+fn base_pose_error(e: asp_core::robot::RobotError) -> ServiceError {
+    ServiceError::new(
+        FailureKind::Navigation,
+        format!("cannot read the base pose: {e}"),
+    )
+}
+
 /// `frame` with the depth readings beyond `range` metres dropped.
 fn within_range(frame: &RgbdFrame, range: Real) -> RgbdFrame {
     RgbdFrame {
@@ -497,15 +504,48 @@ impl MapService {
         st: &mut MapState,
         cancel: &CancellationToken,
     ) -> Result<(), ServiceError> {
+        let start = self.base.base_pose().await.map_err(base_pose_error)?;
+        let toured = self.tour(st, cancel, start).await;
+        st.seen_poses.clear();
+        st.seen_from = None;
+        st.placed_at = Some(start);
+        // back to the start whether the tour ended or failed (a camera gave no frame):
+        // the robot is not left somewhere in the building
+        if !cancel.is_cancelled() {
+            let nav = self.base.navigate_to(start, cancel).await;
+            if nav.status != TerminalStatus::Succeeded {
+                warn!(
+                    "could not drive back to where exploration started: {:?} {}",
+                    nav.error_code, nav.error_msg
+                );
+            }
+        }
+        let report = toured?;
+        info!(
+            stops = report.stops.len(),
+            travelled_m = report.travelled_m,
+            free_m2 = report.free_area_m2,
+            objects = st.builder.map().len(),
+            ended = ?report.ended,
+            "exploration done"
+        );
+        self.explorations
+            .send_replace(Some(Arc::new(report.clone())));
+        st.explored = Some(report);
+        st.built = true;
+        Ok(())
+    }
+
+    /// The tour of [`Self::explore`] from `start`, without the drive back.
+    async fn tour(
+        &self,
+        st: &mut MapState,
+        cancel: &CancellationToken,
+        start: Pose2D,
+    ) -> Result<ExplorationReport, ServiceError> {
         use asp_nav::explore::{ExplorationMap, headings_at};
         let x = &self.mapping.explore;
-        let nav_error = |e: asp_core::robot::RobotError| {
-            ServiceError::new(
-                FailureKind::Navigation,
-                format!("cannot read the base pose: {e}"),
-            )
-        };
-        let start = self.base.base_pose().await.map_err(nav_error)?;
+        let nav_error = base_pose_error;
         let mut grid = ExplorationMap::new(start, explore_params(x)).map_err(|e| {
             ServiceError::new(
                 FailureKind::InvalidArgument,
@@ -611,38 +651,13 @@ impl MapService {
             here = now;
             look_round = true;
         };
-        let report = ExplorationReport {
+        Ok(ExplorationReport {
             travelled_m: travelled,
             free_area_m2: grid.free_area(),
             ended,
             grid: grid.grid().clone(),
             stops,
-        };
-        info!(
-            stops = report.stops.len(),
-            travelled_m = report.travelled_m,
-            free_m2 = report.free_area_m2,
-            objects = st.builder.map().len(),
-            ended = ?report.ended,
-            "exploration done"
-        );
-        self.explorations
-            .send_replace(Some(Arc::new(report.clone())));
-        st.explored = Some(report);
-        st.seen_poses.clear();
-        st.seen_from = None;
-        st.placed_at = Some(start);
-        if !cancel.is_cancelled() {
-            let nav = self.base.navigate_to(start, cancel).await;
-            if nav.status != TerminalStatus::Succeeded {
-                warn!(
-                    "could not drive back to where exploration started: {:?} {}",
-                    nav.error_code, nav.error_msg
-                );
-            }
-        }
-        st.built = true;
-        Ok(())
+        })
     }
 
     /// A rebuild of an explored map: the tour's memory of the rest of the building

@@ -139,3 +139,33 @@ fn draw(grid: &asp_core::grid::OccupancyGrid, stops: &[asp_core::Pose2D]) -> Str
     }
     out
 }
+
+/// A tour whose camera gives no frame fails naming the setting, the robot where it
+/// started, and no map counts as built.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exploration_without_its_camera_fails_naming_it() {
+    let data = tempfile::tempdir().unwrap();
+    let mut cfg = common::oracle_config(&data);
+    let m = &mut cfg.config.object_map_node.mapping;
+    m.build_on_start = false;
+    m.explore.enabled = true;
+    m.explore.camera = "periscope".into();
+    let sc = Scenario::load(config_dir().join("scenarios/mobile/dial_phone.yaml")).unwrap();
+    let sim = scenario_simulation(&cfg, &sc, None).unwrap();
+    let start = sim.base_pose().await.unwrap();
+    let options = SystemOptions {
+        memory: false,
+        ..SystemOptions::default()
+    };
+    let system = SimSystem::start(&cfg, sim.clone(), &options, None, None)
+        .await
+        .unwrap();
+    let err = system.map.rebuild(None).await.unwrap_err().to_string();
+    assert!(
+        err.contains("mapping.explore.camera") && err.contains("periscope"),
+        "{err}"
+    );
+    assert!(system.map.exploration().await.is_none());
+    let end = sim.base_pose().await.unwrap();
+    assert!(start.distance_to(&end) < 0.1, "{start:?} → {end:?}");
+}
