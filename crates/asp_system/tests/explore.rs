@@ -6,8 +6,6 @@ mod common;
 
 use asp_core::grid::{FREE, OCCUPIED};
 use asp_core::robot::BaseNavigation;
-use asp_sim::scenario::Scenario;
-use asp_simulation::{SimSystem, SystemOptions, scenario_simulation};
 use asp_system::ObjectMapPort;
 use asp_system::map::ExplorationEnd;
 
@@ -26,16 +24,9 @@ async fn exploration_maps_every_room_of_the_apartment_without_a_survey() {
     m.arm_poses = vec!["look".into()];
     m.cameras = vec!["head".into(), "wrist".into()];
     // starting in the living room, facing the office wall
-    let sc = Scenario::load(config_dir().join("scenarios/mobile/dial_phone.yaml")).unwrap();
-    let sim = scenario_simulation(&cfg, &sc, None).unwrap();
+    let (system, _) = common::start_on(&cfg, "mobile/dial_phone.yaml", false).await;
+    let sim = system.sim.clone();
     let start = sim.base_pose().await.unwrap();
-    let options = SystemOptions {
-        memory: false,
-        ..SystemOptions::default()
-    };
-    let system = SimSystem::start(&cfg, sim.clone(), &options, None, None)
-        .await
-        .unwrap();
     system.map.rebuild(None).await.unwrap();
     let tour = system.map.exploration().await.unwrap();
     let picture = draw(&tour.grid, &tour.stops);
@@ -150,16 +141,9 @@ async fn an_exploration_without_its_camera_fails_naming_it() {
     m.build_on_start = false;
     m.explore.enabled = true;
     m.explore.camera = "periscope".into();
-    let sc = Scenario::load(config_dir().join("scenarios/mobile/dial_phone.yaml")).unwrap();
-    let sim = scenario_simulation(&cfg, &sc, None).unwrap();
+    let (system, _) = common::start_on(&cfg, "mobile/dial_phone.yaml", false).await;
+    let sim = system.sim.clone();
     let start = sim.base_pose().await.unwrap();
-    let options = SystemOptions {
-        memory: false,
-        ..SystemOptions::default()
-    };
-    let system = SimSystem::start(&cfg, sim.clone(), &options, None, None)
-        .await
-        .unwrap();
     let err = system.map.rebuild(None).await.unwrap_err().to_string();
     assert!(
         err.contains("mapping.explore.camera") && err.contains("periscope"),
