@@ -585,23 +585,13 @@ impl MapService {
                     }
                 }
                 let base = self.base.base_pose().await.map_err(nav_error)?;
-                let frame = self.frames.capture(&x.camera).await.map_err(|e| {
-                    ServiceError::new(
-                        FailureKind::Perception,
-                        format!("mapping.explore.camera {:?} gave no frame: {e}", x.camera),
-                    )
-                })?;
+                let frame = self.capture("mapping.explore.camera", &x.camera).await?;
                 grid.integrate(&frame, base);
                 for camera in &self.mapping.cameras {
                     let frame = if *camera == x.camera {
                         within_range(&frame, x.object_range_m)
                     } else {
-                        self.frames.capture(camera).await.map_err(|e| {
-                            ServiceError::new(
-                                FailureKind::Perception,
-                                format!("camera {camera:?} gave no frame: {e}"),
-                            )
-                        })?
+                        self.capture("camera", camera).await?
                     };
                     st.builder.add_keyframe(&frame).map_err(perception_error)?;
                 }
@@ -675,12 +665,7 @@ impl MapService {
             .await;
         let mut frames = Vec::new();
         for camera in &self.mapping.cameras {
-            frames.push(self.frames.capture(camera).await.map_err(|e| {
-                ServiceError::new(
-                    FailureKind::Perception,
-                    format!("camera {camera:?} gave no frame: {e}"),
-                )
-            })?);
+            frames.push(self.capture("camera", camera).await?);
         }
         let forgotten = st.builder.forget(|o| {
             o.point_cloud.centroid().is_some_and(|c| {
@@ -749,12 +734,7 @@ impl MapService {
             &CancellationToken::new(),
         )
         .await;
-        let frame = self.frames.capture(camera).await.map_err(|e| {
-            ServiceError::new(
-                FailureKind::Perception,
-                format!("camera {camera:?} gave no frame: {e}"),
-            )
-        })?;
+        let frame = self.capture("camera", camera).await?;
         let mut local = asp_perception::factory::map_builder(&self.cfg, &self.models)
             .map_err(perception_error)?;
         local.add_keyframe(&frame).map_err(perception_error)?;
@@ -849,15 +829,20 @@ impl MapService {
         }
     }
 
+    /// A frame of `camera`; a failure names it after `setting`, what chose it.
+    async fn capture(&self, setting: &str, camera: &str) -> Result<RgbdFrame, ServiceError> {
+        self.frames.capture(camera).await.map_err(|e| {
+            ServiceError::new(
+                FailureKind::Perception,
+                format!("{setting} {camera:?} gave no frame: {e}"),
+            )
+        })
+    }
+
     /// Adds a keyframe of every mapping camera, from where the robot is now.
     async fn capture_keyframes(&self, st: &mut MapState) -> Result<(), ServiceError> {
         for camera in &self.mapping.cameras {
-            let frame = self.frames.capture(camera).await.map_err(|e| {
-                ServiceError::new(
-                    FailureKind::Perception,
-                    format!("camera {camera:?} gave no frame: {e}"),
-                )
-            })?;
+            let frame = self.capture("camera", camera).await?;
             let report = st.builder.add_keyframe(&frame).map_err(perception_error)?;
             info!(
                 camera,
