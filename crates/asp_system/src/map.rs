@@ -51,8 +51,6 @@ struct MapState {
     /// then faced. Rebuilds within a search's reach of it keep it: go_to since may have
     /// turned the base at an angle to the table, where sideways runs into it.
     placed_at: Option<Pose2D>,
-    /// The last exploration's tour, when builds explore.
-    explored: Option<ExplorationReport>,
 }
 
 /// What an exploring build did: its stops, how far it drove, and the floor it saw.
@@ -239,7 +237,8 @@ pub struct MapService {
     estop: Option<asp_skills::EStopListener>,
     base_frame: FrameId,
     state: Mutex<MapState>,
-    /// The latest exploration's tour, for whoever shows it (the node's grid topic).
+    /// The latest exploration's tour (`None` before one): rebuilds refresh instead of
+    /// touring again once there is one, and the node's grid topic shows it.
     explorations: tokio::sync::watch::Sender<Option<Arc<ExplorationReport>>>,
 }
 
@@ -356,7 +355,6 @@ impl MapService {
                 seen_from: None,
                 withdrawn: Vec::new(),
                 placed_at: None,
-                explored: None,
             }),
         })
     }
@@ -418,7 +416,7 @@ impl MapService {
     async fn build(&self, st: &mut MapState) -> Result<(), ServiceError> {
         let (cancel, _estop) = self.motion_token()?;
         if self.mapping.explore.enabled {
-            if st.explored.is_some() {
+            if self.explorations.borrow().is_some() {
                 return self.refresh_here(st, &cancel).await;
             }
             st.builder.reset();
@@ -529,9 +527,7 @@ impl MapService {
             ended = ?report.ended,
             "exploration done"
         );
-        self.explorations
-            .send_replace(Some(Arc::new(report.clone())));
-        st.explored = Some(report);
+        self.explorations.send_replace(Some(Arc::new(report)));
         st.built = true;
         Ok(())
     }
@@ -700,7 +696,7 @@ impl MapService {
 
     /// The last exploring build's tour; `None` before one (or when builds do not explore).
     pub async fn exploration(&self) -> Option<ExplorationReport> {
-        self.state.lock().await.explored.clone()
+        self.explorations.borrow().as_deref().cloned()
     }
 
     /// `object_retrieval` over the map, passing over objects where closer looks withdrew
