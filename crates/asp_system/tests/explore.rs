@@ -60,6 +60,14 @@ async fn exploration_maps_every_room_of_the_apartment_without_a_survey() {
         }
     }
     let coverage = seen as f64 / floor as f64;
+    // the README's exploration figures are these
+    eprintln!(
+        "tour: {} stops, {:.1} m, {:.1} m² free, {:.1} % of the free floor seen, {wrong} of {floor} free cells mapped occupied",
+        tour.stops.len(),
+        tour.travelled_m,
+        tour.free_area_m2,
+        100.0 * coverage
+    );
     assert!(coverage > 0.6, "free floor seen {coverage:.2}\n{picture}");
     assert!(
         (wrong as f64) < 0.02 * floor as f64,
