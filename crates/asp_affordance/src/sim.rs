@@ -751,6 +751,7 @@ mod tests {
             id: 1,
             name: "keyboard".into(),
             description: "a keyboard".into(),
+            fixed: false,
         };
         Observation {
             rgb: RgbImage::filled(6, 2, Default::default()),

@@ -465,6 +465,7 @@ pub fn render_scene(spec: &SceneSpec) -> GroundingSample {
                 id: 1,
                 name: spec.category.object_name().into(),
                 description: format!("a {}", spec.category.object_name()),
+                fixed: false,
             },
         ),
         (
@@ -473,6 +474,7 @@ pub fn render_scene(spec: &SceneSpec) -> GroundingSample {
                 id: 2,
                 name: distractor.object_name().into(),
                 description: format!("a {}", distractor.object_name()),
+                fixed: false,
             },
         ),
     ]);

@@ -18,6 +18,8 @@ mod tools;
 const EXIT_NOT_BUILT: u8 = 69;
 /// Exit status for bad configuration (sysexits' EX_CONFIG).
 const EXIT_CONFIG: u8 = 78;
+/// Exit status for a command used wrongly (sysexits' EX_USAGE; clap's own errors exit 2).
+const EXIT_USAGE: u8 = 64;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -224,18 +226,28 @@ struct MapArgs {
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum MemoryAction {
-    /// List the banks' entries
+    /// Affordance memory: list the banks' entries
     Show,
-    /// Compact the database
+    /// Affordance memory: compact the database
     Compact,
-    /// Remove every test-time entry
+    /// Affordance memory: remove every test-time entry
     Clear,
+    /// Building memory: add the views of a recorded tour (`--bag`)
+    Build,
+    /// Building memory: the views and objects a request leads to (`--query`)
+    Find,
 }
 
 #[derive(Debug, Args)]
 struct MemoryArgs {
     #[arg(value_enum)]
     action: MemoryAction,
+    /// `build`: the tour, a rosbag2 MCAP file (colour, registered depth, camera info, TF)
+    #[arg(long, value_name = "FILE")]
+    bag: Option<PathBuf>,
+    /// `find`: what to look for, e.g. "the blue thermos in the office"
+    #[arg(long)]
+    query: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]
@@ -330,14 +342,35 @@ fn main() -> ExitCode {
             None => tools::map_quality_report(cfg, args.world.as_deref()),
         }),
         Command::Memory(args) => with_config(&cli.global, |cfg| {
-            tools::memory(
-                cfg,
-                match args.action {
-                    MemoryAction::Show => tools::MemoryCommand::Show,
-                    MemoryAction::Compact => tools::MemoryCommand::Compact,
-                    MemoryAction::Clear => tools::MemoryCommand::Clear,
+            let affordance = |command| {
+                if args.bag.is_some() || args.query.is_some() {
+                    eprintln!(
+                        "asp memory {:?}: --bag and --query belong to build and find",
+                        args.action
+                    );
+                    return ExitCode::from(EXIT_USAGE);
+                }
+                tools::memory(cfg, command)
+            };
+            match args.action {
+                MemoryAction::Show => affordance(tools::MemoryCommand::Show),
+                MemoryAction::Compact => affordance(tools::MemoryCommand::Compact),
+                MemoryAction::Clear => affordance(tools::MemoryCommand::Clear),
+                MemoryAction::Build => match &args.bag {
+                    Some(bag) => tools::memory_build(cfg, bag),
+                    None => {
+                        eprintln!("asp memory build: --bag FILE names the recorded tour");
+                        ExitCode::from(EXIT_USAGE)
+                    }
                 },
-            )
+                MemoryAction::Find => match &args.query {
+                    Some(q) if !q.trim().is_empty() => tools::memory_find(cfg, q),
+                    _ => {
+                        eprintln!("asp memory find: --query TEXT says what to look for");
+                        ExitCode::from(EXIT_USAGE)
+                    }
+                },
+            }
         }),
     }
 }

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use asp_config::LoadedConfig;
 use asp_eval::map_quality::{MapQualityConfig, map_quality};
@@ -198,6 +199,156 @@ pub fn generate_building(recipe: &Path, out: &Path, seed: Option<u64>) -> ExitCo
     );
     for f in files {
         eprintln!("  wrote {}", f.display());
+    }
+    ExitCode::SUCCESS
+}
+
+/// `asp memory build --bag`: the tour's views into the building memory of
+/// `agent_node.building_memory`. A bag recorded in simulation is described by the
+/// simulation's VLM stand-in (from the ground truth in the bag, with its seeded errors);
+/// any other by the VLM of `agent_node.vlm`.
+pub fn memory_build(cfg: &LoadedConfig, bag: &Path) -> ExitCode {
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => return fail("tokio runtime", e),
+    };
+    let simulated = match asp_perception::replay::recorded_in_simulation(bag) {
+        Ok(s) => s,
+        Err(e) => return fail("tour recording", e),
+    };
+    let models = match factory::models(cfg) {
+        Ok(m) => m,
+        Err(e) => return fail("perception models", e),
+    };
+    runtime.block_on(async {
+        // the stand-in answers about the frames it is shown before each question
+        let standin = if simulated && cfg.config.sim_node.vlm_standin.enabled {
+            match asp_simulation::standin::start_recording_standin(cfg).await {
+                Ok(s) => Some(s),
+                Err(e) => return fail("the simulation's VLM stand-in", e),
+            }
+        } else {
+            None
+        };
+        let vlm_cfg = asp_simulation::standin::pointed_at(cfg, standin.as_ref());
+        let vlm = match asp_llm::vlm::OpenAiVlm::from_config(&vlm_cfg.config.agent_node) {
+            Ok(v) => v,
+            Err(e) => return fail("agent_node.vlm", e),
+        };
+        let tap: Option<asp_system::tour_memory::FrameTap> = standin.as_ref().map(|s| {
+            let log = Arc::clone(s.frames());
+            Arc::new(move |f: &asp_core::RgbdFrame| {
+                if let Some(gt) = &f.ground_truth {
+                    log.record(&f.rgb, gt);
+                }
+            }) as asp_system::tour_memory::FrameTap
+        });
+        let started = std::time::Instant::now();
+        let mut progress = |views: usize| {
+            if views.is_multiple_of(10) {
+                eprintln!(
+                    "  {views} views described ({:.0} s)",
+                    started.elapsed().as_secs_f64()
+                );
+            }
+        };
+        let report = match asp_system::tour_memory::build_memory_from_bag(
+            cfg,
+            bag,
+            Arc::new(vlm),
+            Arc::clone(&models.text_embedder),
+            Arc::clone(&models.image_embedder),
+            tap,
+            &mut progress,
+        )
+        .await
+        {
+            Ok(r) => r,
+            Err(e) => return fail("building memory", e),
+        };
+        println!(
+            "{}: {} keyframes of {} colour images ({} without a camera pose), {} views added \
+             ({} objects, {} placed by depth) in {:.1} s",
+            bag.display(),
+            report.replay.frames,
+            report.replay.rgb_images,
+            report.replay.no_pose,
+            report.views,
+            report.instances,
+            report.placed,
+            started.elapsed().as_secs_f64()
+        );
+        println!(
+            "{}: site {:?}, {} views, clusters per level {:?} (level 4 first)",
+            report.database.display(),
+            cfg.config.agent_node.building_memory.site,
+            report.memory_views,
+            report.levels
+        );
+        ExitCode::SUCCESS
+    })
+}
+
+/// `asp memory find --query`: the building memory's answer to a request (SPEC §3.2), the
+/// views best first with the objects that made them, and where those are.
+pub fn memory_find(cfg: &LoadedConfig, query: &str) -> ExitCode {
+    use asp_memory::building::{
+        Affordance, BuildingMemory, EmbeddingJudge, Query, RetrievalParams, retrieve,
+    };
+    let mem_cfg = &cfg.config.agent_node.building_memory;
+    let memory = match BuildingMemory::open(cfg.data_path(&mem_cfg.database), &mem_cfg.site) {
+        Ok(m) => m,
+        Err(e) => return fail("building memory", e),
+    };
+    let h = memory.hierarchy();
+    if h.views.is_empty() {
+        return fail(
+            "building memory",
+            format!(
+                "{} holds no views of site {:?}; build it with `asp memory build --bag TOUR.mcap`",
+                memory.path().display(),
+                mem_cfg.site
+            ),
+        );
+    }
+    let text = match factory::text_embedder(cfg) {
+        Ok(t) => t,
+        Err(e) => return fail("text embedder", e),
+    };
+    let vector = match text.embed_text(query) {
+        Ok(v) => v,
+        Err(e) => return fail("text embedder", e),
+    };
+    let params = RetrievalParams {
+        top: 5,
+        ..RetrievalParams::default()
+    };
+    let found = retrieve(
+        h,
+        &Query {
+            instruction: query,
+            text: &vector,
+            visual: &vector,
+            affordance: Some(Affordance::Pick),
+            heights: None,
+        },
+        &params,
+        &EmbeddingJudge,
+    );
+    println!("{query:?}: {} views of {}", found.len(), h.views.len());
+    for r in &found {
+        let v = &h.views[r.view as usize];
+        println!(
+            "  {:.3} view {} at ({:.2}, {:.2}, {:.2}): {}",
+            r.score, v.source, v.position[0], v.position[1], v.position[2], v.description
+        );
+        for &i in &r.instances {
+            let o = &v.instances[i as usize];
+            let at = o.position.map_or("-".to_owned(), |p| {
+                format!("({:.2}, {:.2}, {:.2})", p[0], p[1], p[2])
+            });
+            println!("      {} at {at}", o.description);
+        }
     }
     ExitCode::SUCCESS
 }

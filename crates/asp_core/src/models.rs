@@ -23,6 +23,9 @@ pub struct GtInstance {
     pub name: String,
     /// Free-text description, e.g. "a red ceramic mug with a handle".
     pub description: String,
+    /// Furniture, walls, fixtures: what a VLM sees cannot be picked up.
+    #[serde(default)]
+    pub fixed: bool,
 }
 
 /// What the simulator knows about one part in view.
@@ -244,6 +247,77 @@ pub trait OutcomeVlm: Send + Sync {
     ) -> Result<bool, ModelError>;
 }
 
+/// What an object seen on a tour lets the robot do (Affordance RAG, SPEC §3.1: pick and
+/// place primary, open and close possible).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ViewAffordance {
+    Pick,
+    Place,
+    Open,
+    Close,
+}
+
+impl ViewAffordance {
+    pub const ALL: [ViewAffordance; 4] = [
+        ViewAffordance::Pick,
+        ViewAffordance::Place,
+        ViewAffordance::Open,
+        ViewAffordance::Close,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ViewAffordance::Pick => "pick",
+            ViewAffordance::Place => "place",
+            ViewAffordance::Open => "open",
+            ViewAffordance::Close => "close",
+        }
+    }
+}
+
+impl std::str::FromStr for ViewAffordance {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        ViewAffordance::ALL
+            .into_iter()
+            .find(|a| a.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| format!("affordance {s:?} is not one of pick, place, open, close"))
+    }
+}
+
+/// One (affordance, score) of a seen object, score in [0, 1].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ViewAffordanceScore {
+    pub affordance: ViewAffordance,
+    pub score: f32,
+}
+
+/// An object a VLM found in a view, with what it affords (SPEC §3.1 levels 1–2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeenObject {
+    /// "red metal mug".
+    pub description: String,
+    /// Where it is in the image, pixels.
+    pub bbox: Box2,
+    pub affordances: Vec<ViewAffordanceScore>,
+}
+
+/// A VLM's account of one tour image: the place and the objects in it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ViewDescription {
+    /// "a kitchen with a counter, a sink and a kettle".
+    pub description: String,
+    pub objects: Vec<SeenObject>,
+}
+
+/// VLM question of memory construction (SPEC §3.1): what is in this tour image.
+#[async_trait]
+pub trait MemoryVlm: Send + Sync {
+    /// Describes `view` and lists the objects it shows with their boxes and affordances.
+    async fn describe_view(&self, view: &Observation) -> Result<ViewDescription, ModelError>;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,6 +337,7 @@ mod tests {
                         id: 1,
                         name: "mug".into(),
                         description: "a red mug".into(),
+                        fixed: false,
                     },
                 ),
                 (
@@ -271,6 +346,7 @@ mod tests {
                         id: 2,
                         name: "bowl".into(),
                         description: "a blue bowl".into(),
+                        fixed: false,
                     },
                 ),
             ]

@@ -8,8 +8,8 @@
 //!   `Retry-After`, none on other 4xx; token and cost totals.
 //! - [`schema`]: tool and answer JSON schemas generated from Rust types (schemars).
 //! - [`repair`]: recovering JSON from model text.
-//! - [`vlm::OpenAiVlm`]: `RetrievalVlm`, `AffordanceVlm` and `OutcomeVlm` over the client,
-//!   with strict JSON answers and images as PNG data URLs.
+//! - [`vlm::OpenAiVlm`]: `RetrievalVlm`, `AffordanceVlm`, `OutcomeVlm` and `MemoryVlm` over
+//!   the client, with strict JSON answers and images as PNG data URLs.
 //!
 //! Tests run against `asp_llm_testkit`'s scripted server on 127.0.0.1.
 

@@ -1,5 +1,5 @@
 //! The VLM questions of `asp_core::models` (`RetrievalVlm`, `AffordanceVlm`,
-//! `OutcomeVlm`) over the chat client: images as PNG data URLs, strict JSON answers
+//! `OutcomeVlm`, `MemoryVlm`) over the chat client: images as PNG data URLs, strict JSON answers
 //! (`response_format: json_schema` where the server supports it, else the schema in the
 //! prompt), answers parsed and repaired, an unusable answer re-asked `max_repairs` times
 //! and then reported as [`ModelError::BadAnswer`].
@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use asp_config::sections::agent::{AgentConfig, BboxFormat, JsonResponseFormat, VlmConfig};
 use asp_core::models::{
-    AffordanceProposal, AffordanceVlm, ModelError, Observation, OutcomeVlm, PartLocation,
-    RetrievalVlm,
+    AffordanceProposal, AffordanceVlm, MemoryVlm, ModelError, Observation, OutcomeVlm,
+    PartLocation, RetrievalVlm, SeenObject, ViewAffordance, ViewAffordanceScore, ViewDescription,
 };
 use asp_core::{Box2, Skill};
 use async_trait::async_trait;
@@ -33,6 +33,7 @@ const CONFIRM: &str = include_str!("../prompts/vlm_confirm.md");
 const PROPOSE: &str = include_str!("../prompts/vlm_propose.md");
 const LOCATE: &str = include_str!("../prompts/vlm_locate.md");
 const YES_NO: &str = include_str!("../prompts/vlm_yes_no.md");
+const DESCRIBE: &str = include_str!("../prompts/vlm_describe.md");
 const REPAIR: &str = include_str!("../prompts/vlm_repair.md");
 
 /// The VLM's settings in typed form.
@@ -104,6 +105,37 @@ struct LocateAnswer {
     /// 0 to 1.
     #[serde(default)]
     confidence: Option<f32>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct DescribeAnswer {
+    /// One sentence describing the place: kind of room, furniture, notable objects.
+    scene: String,
+    /// The objects in view, largest first.
+    objects: Vec<DescribedObject>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct DescribedObject {
+    /// Colour, material, size and kind, e.g. small red metal mug.
+    description: String,
+    /// The object's box.
+    bbox: [f32; 4],
+    /// What the robot could do with it.
+    affordances: Vec<DescribedAffordance>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct DescribedAffordance {
+    #[schemars(schema_with = "view_affordance_schema")]
+    affordance: String,
+    /// 0 to 1.
+    score: f32,
+}
+
+fn view_affordance_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let names: Vec<&str> = ViewAffordance::ALL.iter().map(|a| a.name()).collect();
+    schemars::json_schema!({"type": "string", "enum": names})
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -294,6 +326,42 @@ impl OpenAiVlm {
     }
 }
 
+/// A box the VLM gave in `format` about the image it was sent (`sent`: width, height),
+/// in pixels of the original image (`original`), clamped to it; `Err` when it has a
+/// non-finite number or is empty once clamped (inverted, or wholly outside the image).
+fn box_in_original(
+    b: [f32; 4],
+    format: BboxFormat,
+    sent: (f32, f32),
+    original: (f32, f32),
+) -> Result<Box2, String> {
+    if b.iter().any(|v| !v.is_finite()) {
+        return Err(format!("bbox {b:?} has a non-finite number"));
+    }
+    let ((sw, sh), (ow, oh)) = (sent, original);
+    let (x0, y0, x1, y1) = match format {
+        BboxFormat::Pixels => (
+            b[0] / sw * ow,
+            b[1] / sh * oh,
+            b[2] / sw * ow,
+            b[3] / sh * oh,
+        ),
+        BboxFormat::Normalized1000Yx => (
+            b[1] / 1000.0 * ow,
+            b[0] / 1000.0 * oh,
+            b[3] / 1000.0 * ow,
+            b[2] / 1000.0 * oh,
+        ),
+    };
+    let bbox = Box2::new(x0.max(0.0), y0.max(0.0), x1.min(ow), y1.min(oh));
+    if bbox.is_empty() {
+        return Err(format!(
+            "bbox {b:?} is empty or outside the {sw}×{sh} image"
+        ));
+    }
+    Ok(bbox)
+}
+
 fn mentions_response_format(message: &str) -> bool {
     let m = message.to_ascii_lowercase();
     m.contains("response_format") || m.contains("json_schema") || m.contains("response format")
@@ -394,30 +462,7 @@ impl AffordanceVlm for OpenAiVlm {
                 let b = a
                     .bbox
                     .ok_or_else(|| "visible is true but bbox is null".to_owned())?;
-                if b.iter().any(|v| !v.is_finite()) {
-                    return Err(format!("bbox {b:?} has a non-finite number"));
-                }
-                // to pixels of the original image
-                let (x0, y0, x1, y1) = match format {
-                    BboxFormat::Pixels => (
-                        b[0] / sw * ow,
-                        b[1] / sh * oh,
-                        b[2] / sw * ow,
-                        b[3] / sh * oh,
-                    ),
-                    BboxFormat::Normalized1000Yx => (
-                        b[1] / 1000.0 * ow,
-                        b[0] / 1000.0 * oh,
-                        b[3] / 1000.0 * ow,
-                        b[2] / 1000.0 * oh,
-                    ),
-                };
-                let bbox = Box2::new(x0.max(0.0), y0.max(0.0), x1.min(ow), y1.min(oh));
-                if bbox.is_empty() {
-                    return Err(format!(
-                        "bbox {b:?} is empty or outside the {sw}×{sh} image"
-                    ));
-                }
+                let bbox = box_in_original(b, format, (sw, sh), (ow, oh))?;
                 Ok(Some(PartLocation {
                     bbox,
                     confidence: a.confidence.unwrap_or(1.0).clamp(0.0, 1.0),
@@ -442,6 +487,76 @@ impl OutcomeVlm for OpenAiVlm {
             debug!(question, answer = ?a.answer, reason = %a.reason, "outcome question");
             Ok(a.answer == YesNo::Yes)
         })
+        .await
+    }
+}
+
+#[async_trait]
+impl MemoryVlm for OpenAiVlm {
+    async fn describe_view(&self, view: &Observation) -> Result<ViewDescription, ModelError> {
+        let enc = self.encode(view)?;
+        let instructions = match self.settings.bbox_format {
+            BboxFormat::Pixels => {
+                "[x0, y0, x1, y1] in pixels of this image, x to the right and y down from \
+                 the top-left corner."
+            }
+            BboxFormat::Normalized1000Yx => {
+                "[ymin, xmin, ymax, xmax], each scaled to 0-1000 of the image height or \
+                 width."
+            }
+        };
+        let prompt = DESCRIBE
+            .replace("{width}", &enc.width.to_string())
+            .replace("{height}", &enc.height.to_string())
+            .replace("{bbox_instructions}", instructions);
+        let original = (view.width() as f32, view.height() as f32);
+        let sent = (enc.width as f32, enc.height as f32);
+        let format = self.settings.bbox_format;
+        self.ask(
+            "describe_view",
+            prompt,
+            vec![enc.data_url],
+            move |a: DescribeAnswer| {
+                let scene = a.scene.trim();
+                if scene.is_empty() {
+                    return Err("\"scene\" is empty: describe the place in one sentence".into());
+                }
+                let mut objects = Vec::with_capacity(a.objects.len());
+                for (i, o) in a.objects.into_iter().enumerate() {
+                    let description = o.description.trim();
+                    if description.is_empty() {
+                        return Err(format!("object {i} has an empty \"description\""));
+                    }
+                    let bbox = box_in_original(o.bbox, format, sent, original)
+                        .map_err(|e| format!("object {i} ({description:?}): {e}"))?;
+                    let mut affordances = Vec::with_capacity(o.affordances.len());
+                    for s in o.affordances {
+                        let affordance = ViewAffordance::from_str(&s.affordance)
+                            .map_err(|e| format!("object {i} ({description:?}): {e}"))?;
+                        if !(s.score.is_finite() && (0.0..=1.0).contains(&s.score)) {
+                            return Err(format!(
+                                "object {i} ({description:?}): score {} of {} is not in [0, 1]",
+                                s.score,
+                                affordance.name()
+                            ));
+                        }
+                        affordances.push(ViewAffordanceScore {
+                            affordance,
+                            score: s.score,
+                        });
+                    }
+                    objects.push(SeenObject {
+                        description: description.to_owned(),
+                        bbox,
+                        affordances,
+                    });
+                }
+                Ok(ViewDescription {
+                    description: scene.to_owned(),
+                    objects,
+                })
+            },
+        )
         .await
     }
 }

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use asp_config::sections::agent::{BboxFormat, JsonResponseFormat, LlmConfig, VlmConfig};
 use asp_core::Skill;
-use asp_core::models::{AffordanceVlm, ModelError, Observation, OutcomeVlm, RetrievalVlm};
+use asp_core::models::{
+    AffordanceVlm, MemoryVlm, ModelError, Observation, OutcomeVlm, RetrievalVlm, ViewAffordance,
+};
 use asp_llm::{ClientSettings, LlmClient, OpenAiVlm, VlmSettings};
 use asp_llm_testkit::{Reply, ScriptedServer, Step};
 use serde_json::json;
@@ -199,6 +201,131 @@ async fn gemini_boxes_are_yx_in_thousandths() {
         (loc.bbox.x0, loc.bbox.y0, loc.bbox.x1, loc.bbox.y1),
         (50.0, 10.0, 150.0, 50.0)
     );
+}
+
+/// The re-ask after a bad answer names the problem: every one of `words` is in it.
+fn reask_names(
+    words: &'static [&'static str],
+) -> impl Fn(&asp_llm_testkit::RequestView<'_>) -> Result<(), String> {
+    move |r| {
+        let last = r.last_message().ok_or("no messages")?;
+        let text = last["content"].as_str().unwrap_or_default();
+        if last["role"] == "user" && words.iter().all(|w| text.contains(w)) {
+            Ok(())
+        } else {
+            Err(last.to_string())
+        }
+    }
+}
+
+#[tokio::test]
+async fn describe_view_reasks_bad_answers_and_maps_boxes_back() {
+    let good = r#"{"scene": "a kitchen with a counter and a mug",
+        "objects": [
+          {"description": "white wooden counter", "bbox": [0, 25, 100, 50],
+           "affordances": [{"affordance": "place", "score": 0.8}]},
+          {"description": " small red metal mug ", "bbox": [10, 5, 20, 25],
+           "affordances": [{"affordance": "Pick", "score": 0.9},
+                           {"affordance": "place", "score": 0.1}]}]}"#;
+    let server = ScriptedServer::start(vec![
+        // the 400×200 image is sent at 100×50: an unknown affordance → re-asked
+        Step::reply(Reply::text(
+            r#"{"scene": "a kitchen", "objects": [{"description": "mug", "bbox": [10, 5, 20, 25],
+                "affordances": [{"affordance": "grab", "score": 0.9}]}]}"#,
+        ))
+        .expect_images(1)
+        .expect_message_contains("100×50")
+        .expect_message_contains("[x0, y0, x1, y1]")
+        .expect("json_schema", uses_json_schema("describe_view")),
+        Step::reply(Reply::text(good)).expect(
+            "re-ask names the object and the name",
+            reask_names(&["object 0", "grab"]),
+        ),
+        // a score outside [0, 1], then an empty scene: both re-asked, the second fails
+        Step::reply(Reply::text(
+            r#"{"scene": "a hall", "objects": [{"description": "mug", "bbox": [10, 5, 20, 25],
+                "affordances": []}, {"description": "box", "bbox": [1, 1, 9, 9],
+                "affordances": [{"affordance": "pick", "score": 1.5}]}]}"#,
+        )),
+        Step::reply(Reply::text(r#"{"scene": " ", "objects": []}"#))
+            .expect("re-ask names the score", reask_names(&["object 1", "1.5"])),
+        // a box wholly outside the image, then an empty description
+        Step::reply(Reply::text(
+            r#"{"scene": "a hall", "objects": [{"description": "mug", "bbox": [120, 5, 130, 25],
+                "affordances": []}]}"#,
+        )),
+        Step::reply(Reply::text(
+            r#"{"scene": "a hall", "objects": [{"description": "", "bbox": [10, 5, 20, 25],
+                "affordances": []}]}"#,
+        ))
+        .expect(
+            "re-ask names the box",
+            reask_names(&["object 0", "outside"]),
+        ),
+    ])
+    .await
+    .unwrap();
+    let v = vlm(
+        &server,
+        VlmConfig {
+            max_image_side: 100,
+            ..VlmConfig::default()
+        },
+    );
+    let d = v.describe_view(&obs(400, 200)).await.unwrap();
+    assert_eq!(d.description, "a kitchen with a counter and a mug");
+    assert_eq!(d.objects.len(), 2);
+    let mug = &d.objects[1];
+    assert_eq!(mug.description, "small red metal mug");
+    assert_eq!(
+        (mug.bbox.x0, mug.bbox.y0, mug.bbox.x1, mug.bbox.y1),
+        (40.0, 20.0, 80.0, 100.0)
+    );
+    assert_eq!(
+        mug.affordances
+            .iter()
+            .map(|a| (a.affordance, a.score))
+            .collect::<Vec<_>>(),
+        vec![(ViewAffordance::Pick, 0.9), (ViewAffordance::Place, 0.1)]
+    );
+    let counter = &d.objects[0].bbox;
+    assert_eq!(
+        (counter.x0, counter.y0, counter.x1, counter.y1),
+        (0.0, 100.0, 400.0, 200.0)
+    );
+    for problem in ["\"scene\" is empty", "empty \"description\""] {
+        match v.describe_view(&obs(400, 200)).await.unwrap_err() {
+            ModelError::BadAnswer { message, .. } => {
+                assert!(message.contains(problem), "{message}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    server.verify().unwrap();
+}
+
+#[tokio::test]
+async fn describe_view_reads_gemini_boxes() {
+    let server = ScriptedServer::start(vec![
+        Step::reply(Reply::text(
+            r#"{"scene": "a desk", "objects": [{"description": "black keyboard",
+                "bbox": [100, 250, 500, 750], "affordances": [{"affordance": "pick", "score": 0.7}]}]}"#,
+        ))
+        .expect_message_contains("[ymin, xmin, ymax, xmax]"),
+    ])
+    .await
+    .unwrap();
+    let v = vlm(
+        &server,
+        VlmConfig {
+            bbox_format: BboxFormat::Normalized1000Yx,
+            ..VlmConfig::default()
+        },
+    );
+    let d = v.describe_view(&obs(200, 100)).await.unwrap();
+    let b = d.objects[0].bbox;
+    assert_eq!((b.x0, b.y0, b.x1, b.y1), (50.0, 10.0, 150.0, 50.0));
+    server.verify().unwrap();
 }
 
 #[tokio::test]

@@ -7,7 +7,8 @@ use asp_core::models::TextEmbedder;
 use asp_memory::MemoryError;
 use asp_memory::building::{
     Affordance, AffordanceScore, BuildingMemory, ClusterParams, EmbeddingJudge, Hierarchy,
-    Instance, KeywordSummariser, Query, RetrievalParams, View, flat_retrieve, retrieve,
+    Instance, KeywordSummariser, Query, RetrievalParams, View, flat_retrieve, recall_places,
+    retrieve,
 };
 use asp_perception::HashingTextEmbedder;
 
@@ -388,4 +389,46 @@ fn upstairs_is_a_height_band() {
             .iter()
             .all(|r| HOUSE[rooms[r.view as usize]].floor == 0)
     );
+}
+
+/// Recall for `object_retrieval`: places where the asked-for object was seen, best
+/// first, one per place, places found empty skipped; nothing for what was never seen.
+#[test]
+fn recall_finds_the_places_an_object_was_seen_and_skips_stale_ones() {
+    let (h, rooms, e) = build();
+    let params = RetrievalParams::default();
+    let mut store = Vec::new();
+    let q = query(&e, "blue thermos", None, &mut store);
+    let places = recall_places(&h, &q, &params, 0.6, &[], 3);
+    assert!(!places.is_empty() && places.len() <= 3, "{places:?}");
+    for p in &places {
+        assert_eq!(p.description, "blue thermos");
+        assert_eq!(rooms[p.view as usize], 3, "{p:?}");
+        let v = &h.views[p.view as usize];
+        assert!(
+            p.viewpoints
+                .contains(&([v.position[0], v.position[1]], v.yaw))
+        );
+        assert_eq!(Some(p.position), v.instances[p.instance as usize].position);
+        // the nearest viewpoint first (those too close last)
+        let d = |w: &([f64; 2], f64)| (w.0[0] - p.position[0]).hypot(w.0[1] - p.position[1]);
+        for w in p.viewpoints.windows(2) {
+            assert!(d(&w[0]) <= d(&w[1]) || d(&w[0]) < 0.7, "{p:?}");
+        }
+    }
+    for w in places.windows(2) {
+        let d = (0..3)
+            .map(|k| (w[0].position[k] - w[1].position[k]).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        assert!(d >= 0.5, "two places for one: {w:?}");
+        assert!(w[0].relevance >= w[1].relevance);
+    }
+    // the first place was looked at and found empty: it is not offered again
+    let again = recall_places(&h, &q, &params, 0.6, &[places[0].position], 3);
+    assert!(again.iter().all(|p| p.position != places[0].position));
+    // never seen: nothing to drive to
+    let mut store = Vec::new();
+    let q = query(&e, "a purple unicorn", None, &mut store);
+    assert_eq!(recall_places(&h, &q, &params, 0.6, &[], 3), Vec::new());
 }

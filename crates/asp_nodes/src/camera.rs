@@ -492,6 +492,7 @@ mod tests {
                     id: 4,
                     name: "mug".into(),
                     description: "a red mug".into(),
+                    fixed: false,
                 },
             )]
             .into(),

@@ -22,7 +22,10 @@ use crate::onnx::{
     SamModel,
 };
 use crate::retrieval::ObjectRetriever;
-use crate::simulated::{SimulatedImageEmbedder, SimulatedRetrievalVlm, SimulatedSegmenter};
+use crate::simulated::{
+    SimulatedImageEmbedder, SimulatedMemoryParams, SimulatedMemoryVlm, SimulatedRetrievalVlm,
+    SimulatedSegmenter,
+};
 
 /// The models perception runs on.
 #[derive(Clone)]
@@ -154,6 +157,16 @@ pub fn simulated_retrieval_vlm(
         Arc::clone(text),
         cfg.config.object_map_node.simulation.clone(),
     )
+}
+
+/// The simulated tour-image describer of memory construction (simulator frames only),
+/// seeded by `object_map_node.simulation.seed`, with [`SimulatedMemoryParams`]'
+/// default error model: the simulation's VLM stand-in.
+pub fn simulated_memory_vlm(cfg: &LoadedConfig) -> SimulatedMemoryVlm {
+    SimulatedMemoryVlm::new(SimulatedMemoryParams {
+        seed: cfg.config.object_map_node.simulation.seed,
+        ..SimulatedMemoryParams::default()
+    })
 }
 
 /// The configured retrieval VLM; `None` for `openai_compatible`, which the LLM crate

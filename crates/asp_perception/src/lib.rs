@@ -4,8 +4,8 @@
 //!
 //! - [`onnx`]: ONNX Runtime backends (MiniLM text embedder, SAM-style segmenters,
 //!   CLIP-style image embedder), the runtime loaded from a configured shared library.
-//! - [`simulated`]: simulated segmenter, image embedder and retrieval VLM driven by the
-//!   simulator's ground truth (simulation only).
+//! - [`simulated`]: simulated segmenter, image embedder and retrieval, outcome and memory
+//!   VLMs driven by the simulator's ground truth (simulation only).
 //! - [`hashing`]: a lexical text embedder that needs no model file.
 //! - [`builder`]: segment → crop → embed → back-project → merge, incrementally.
 //! - [`retrieval`]: `object_retrieval` and the key registry.
@@ -22,6 +22,7 @@ pub mod filter;
 pub mod hashing;
 pub mod onnx;
 pub mod preprocess;
+pub mod record;
 pub mod replay;
 pub mod retrieval;
 pub mod simulated;
@@ -34,5 +35,6 @@ pub use factory::PerceptionModels;
 pub use hashing::HashingTextEmbedder;
 pub use retrieval::{Candidate, ObjectRegistry, ObjectRetriever, Retrieval};
 pub use simulated::{
-    SimulatedImageEmbedder, SimulatedOutcomeVlm, SimulatedRetrievalVlm, SimulatedSegmenter,
+    SimulatedImageEmbedder, SimulatedMemoryParams, SimulatedMemoryVlm, SimulatedOutcomeVlm,
+    SimulatedRetrievalVlm, SimulatedSegmenter,
 };

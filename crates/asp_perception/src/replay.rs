@@ -18,13 +18,17 @@ use std::path::{Path, PathBuf};
 
 use asp_config::sections::perception::ReplayConfig;
 use asp_core::geometry::{FrameId, Isometry3, Real, Transform, UnitQuaternion, Vector3};
-use asp_core::image::{DepthImage, Image, RgbImage};
+use asp_core::image::{DepthImage, Image, LabelImage, RgbImage};
+use asp_core::models::GroundTruth;
 use asp_core::{CameraIntrinsics, RgbdFrame};
 use byteorder::{BigEndian, LittleEndian};
 use serde::{Deserialize, Serialize};
 
 use crate::PerceptionError;
 use crate::builder::{KeyframeReport, MapBuilder};
+use crate::record::{
+    SIM_INSTANCE_IDS_TOPIC, SIM_LEGEND_TOPIC, SIM_PART_IDS_TOPIC, SimLegend, StringMsg,
+};
 
 /// ROS message types, as CDR-serialisable structs (field order is the wire order).
 pub mod msg {
@@ -410,6 +414,41 @@ pub fn decode_depth(image: &msg::Image<'_>) -> Result<DepthImage, String> {
     Image::from_vec(image.width, image.height, px).map_err(|e| e.to_string())
 }
 
+/// Decodes an id image (`32SC1` or `32UC1`, as [`crate::record`] writes ground truth).
+fn decode_ids(image: &msg::Image<'_>) -> Result<LabelImage, String> {
+    if image.encoding != "32SC1" && image.encoding != "32UC1" {
+        return Err(format!(
+            "id image encoding {:?} is not 32SC1",
+            image.encoding
+        ));
+    }
+    let (w, h, step) = (
+        image.width as usize,
+        image.height as usize,
+        image.step as usize,
+    );
+    if step < w * 4 || image.data.len() < step * h {
+        return Err(format!(
+            "{w}×{h} id image with step {step} needs {} bytes, got {}",
+            step * h,
+            image.data.len()
+        ));
+    }
+    let big = image.is_bigendian != 0;
+    let mut px = Vec::with_capacity(w * h);
+    for y in 0..h {
+        for b in image.data[y * step..y * step + w * 4].chunks_exact(4) {
+            let bytes = [b[0], b[1], b[2], b[3]];
+            px.push(if big {
+                u32::from_be_bytes(bytes)
+            } else {
+                u32::from_le_bytes(bytes)
+            });
+        }
+    }
+    Image::from_vec(image.width, image.height, px).map_err(|e| e.to_string())
+}
+
 /// Intrinsics from a CameraInfo's `K` (the image is assumed rectified or of negligible
 /// distortion: the builder back-projects with a pinhole model).
 pub fn intrinsics(info: &msg::CameraInfo) -> Result<CameraIntrinsics, String> {
@@ -486,6 +525,17 @@ fn for_each_message(
     Ok(())
 }
 
+/// Whether the MCAP file at `path` was recorded in simulation: it carries the
+/// simulator's ground truth ([`crate::record`]) for simulated models.
+pub fn recorded_in_simulation(path: &Path) -> Result<bool, PerceptionError> {
+    let mut found = false;
+    for_each_message(path, |m| {
+        found |= m.topic == SIM_LEGEND_TOPIC;
+        Ok(())
+    })?;
+    Ok(found)
+}
+
 /// What a replay did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ReplayReport {
@@ -499,6 +549,11 @@ pub struct ReplayReport {
     pub first_pose_error: Option<String>,
     /// Pairs skipped as too close to the previous keyframe.
     pub skipped_still: usize,
+    /// Frames handed on (keyframes).
+    pub frames: usize,
+    /// Frames that carried simulator ground truth (a bag recorded in simulation).
+    pub with_ground_truth: usize,
+    /// What the map builder made of each keyframe ([`replay_mcap`] only).
     pub keyframes: Vec<KeyframeReport>,
 }
 
@@ -515,6 +570,33 @@ pub fn replay_mcap(
     config: &ReplayConfig,
     builder: &mut MapBuilder,
 ) -> Result<ReplayReport, PerceptionError> {
+    let map_frame = builder.map().frame.clone();
+    let mut keyframes = Vec::new();
+    let mut report = read_frames(path, config, &map_frame, &mut |frame| {
+        keyframes.push(builder.add_keyframe(&frame)?);
+        Ok(())
+    })?;
+    report.keyframes = keyframes;
+    Ok(report)
+}
+
+/// An id image waiting for its frame.
+struct PendingIds {
+    stamp: f64,
+    ids: LabelImage,
+}
+
+/// Reads the keyframes of the MCAP file at `path`: colour and depth paired by stamp,
+/// the camera placed in `map_frame` by TF, a frame kept when the camera moved or turned
+/// enough since the last one, each handed to `on_frame` in recording order. A bag
+/// recorded in simulation ([`crate::record`]) gives each frame its ground truth back,
+/// for simulated models.
+pub fn read_frames(
+    path: &Path,
+    config: &ReplayConfig,
+    map_frame: &FrameId,
+    on_frame: &mut dyn FnMut(RgbdFrame) -> Result<(), PerceptionError>,
+) -> Result<ReplayReport, PerceptionError> {
     let fail = |message: String| PerceptionError::Replay {
         path: PathBuf::from(path),
         message,
@@ -523,7 +605,17 @@ pub fn replay_mcap(
     // pass 1: transforms and camera info
     let mut tf = TfBuffer::new();
     let mut info: Option<msg::CameraInfo> = None;
+    let mut legends: Vec<SimLegend> = Vec::new();
     for_each_message(path, |m| {
+        if m.topic == SIM_LEGEND_TOPIC {
+            let text: StringMsg =
+                decode_cdr(m.data).map_err(|e| format!("{} message: {e}", m.topic))?;
+            legends.push(
+                serde_json::from_str(&text.data)
+                    .map_err(|e| format!("{} message: {e}", m.topic))?,
+            );
+            return Ok(());
+        }
         if config.tf_topics.iter().any(|t| t == m.topic) {
             if m.schema != TF_TYPE {
                 return Err(format!(
@@ -543,18 +635,34 @@ pub fn replay_mcap(
     let info =
         info.ok_or_else(|| fail(format!("no CameraInfo on {}", config.camera_info_topic)))?;
     let k = intrinsics(&info).map_err(|e| fail(format!("{}: {e}", config.camera_info_topic)))?;
+    let has_truth = !legends.is_empty();
     // pass 2: images
-    let map_frame = builder.map().frame.clone();
+    let mut instance_queue: VecDeque<PendingIds> = VecDeque::new();
+    let mut part_queue: VecDeque<PendingIds> = VecDeque::new();
     let mut rgb_queue: VecDeque<Pending> = VecDeque::new();
     let mut depth_queue: VecDeque<Pending> = VecDeque::new();
     let mut last_key: Option<Isometry3> = None;
     let mut error: Option<PerceptionError> = None;
     let mut done = false;
     let tolerance = config.max_sync_offset_s;
+    let truth_at = |stamp: f64,
+                    instances: &VecDeque<PendingIds>,
+                    parts: &VecDeque<PendingIds>|
+     -> Option<GroundTruth> {
+        let same = |p: &&PendingIds| (p.stamp - stamp).abs() < 1e-6;
+        let legend = legends.iter().find(|l| (l.stamp - stamp).abs() < 1e-6)?;
+        Some(GroundTruth {
+            instance_ids: instances.iter().find(same)?.ids.clone(),
+            part_ids: parts.iter().find(same)?.ids.clone(),
+            instances: legend.instances.clone(),
+            parts: legend.parts.clone(),
+        })
+    };
     let process = |rgb: Pending,
                    depth_queue: &VecDeque<Pending>,
+                   truth: Option<GroundTruth>,
                    report: &mut ReplayReport,
-                   builder: &mut MapBuilder,
+                   on_frame: &mut dyn FnMut(RgbdFrame) -> Result<(), PerceptionError>,
                    last_key: &mut Option<Isometry3>|
      -> Result<bool, PerceptionError> {
         let Some(depth) = depth_queue
@@ -623,9 +731,13 @@ pub fn replay_mcap(
                 pose.iso,
             ),
             stamp: rgb.stamp,
-            ground_truth: None,
+            ground_truth: truth,
         };
-        report.keyframes.push(builder.add_keyframe(&frame)?);
+        report.frames += 1;
+        if frame.ground_truth.is_some() {
+            report.with_ground_truth += 1;
+        }
+        on_frame(frame)?;
         *last_key = Some(pose.iso);
         Ok(true)
     };
@@ -654,17 +766,50 @@ pub fn replay_mcap(
             if depth_queue.len() > 32 {
                 depth_queue.pop_front();
             }
+        } else if has_truth && (m.topic == SIM_INSTANCE_IDS_TOPIC || m.topic == SIM_PART_IDS_TOPIC)
+        {
+            let image: msg::Image<'_> =
+                decode_cdr(m.data).map_err(|e| format!("{}: {e}", m.topic))?;
+            let queue = if m.topic == SIM_INSTANCE_IDS_TOPIC {
+                &mut instance_queue
+            } else {
+                &mut part_queue
+            };
+            queue.push_back(PendingIds {
+                stamp: image.header.stamp.seconds(),
+                ids: decode_ids(&image).map_err(|e| format!("{}: {e}", m.topic))?,
+            });
+            if queue.len() > 32 {
+                queue.pop_front();
+            }
         } else {
             return Ok(());
         }
-        // a colour image is ready once a depth image at or after its stamp arrived: its
-        // closest partner is then among the buffered ones
+        // a colour image is ready once a depth image at or after its stamp arrived (its
+        // closest partner is then among the buffered ones) and, in a bag with ground
+        // truth, its part ids (recorded last)
         let newest_depth = depth_queue.back().map_or(f64::NEG_INFINITY, |d| d.stamp);
-        while rgb_queue.front().is_some_and(|r| newest_depth >= r.stamp) {
+        let newest_truth = if has_truth {
+            part_queue.back().map_or(f64::NEG_INFINITY, |d| d.stamp)
+        } else {
+            f64::INFINITY
+        };
+        while rgb_queue
+            .front()
+            .is_some_and(|r| newest_depth >= r.stamp && newest_truth >= r.stamp - 1e-6)
+        {
             let Some(rgb) = rgb_queue.pop_front() else {
                 break;
             };
-            match process(rgb, &depth_queue, &mut report, builder, &mut last_key) {
+            let truth = truth_at(rgb.stamp, &instance_queue, &part_queue);
+            match process(
+                rgb,
+                &depth_queue,
+                truth,
+                &mut report,
+                on_frame,
+                &mut last_key,
+            ) {
                 Ok(_) => {}
                 Err(e) => {
                     error = Some(e);
@@ -672,7 +817,7 @@ pub fn replay_mcap(
                     return Ok(());
                 }
             }
-            if max_keyframes > 0 && report.keyframes.len() >= max_keyframes {
+            if max_keyframes > 0 && report.frames >= max_keyframes {
                 done = true;
                 return Ok(());
             }
@@ -688,8 +833,16 @@ pub fn replay_mcap(
     }
     // colour images left at the end pair with what depth there is
     while !done && let Some(rgb) = rgb_queue.pop_front() {
-        process(rgb, &depth_queue, &mut report, builder, &mut last_key)?;
-        if max_keyframes > 0 && report.keyframes.len() >= max_keyframes {
+        let truth = truth_at(rgb.stamp, &instance_queue, &part_queue);
+        process(
+            rgb,
+            &depth_queue,
+            truth,
+            &mut report,
+            on_frame,
+            &mut last_key,
+        )?;
+        if max_keyframes > 0 && report.frames >= max_keyframes {
             break;
         }
     }

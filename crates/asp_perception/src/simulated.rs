@@ -25,6 +25,11 @@
 //!   best, among the parts both views show, was pressed between them; the answer flips
 //!   with probability `verifier_node.outcome.simulated_error_rate`, drawn per pair of
 //!   images, so a new look can correct it.
+//! - [`SimulatedMemoryVlm`]: the tour-image description of memory construction (SPEC
+//!   §3.1): the visible instances, largest first, with their descriptions, mask boxes and
+//!   affordances (pick for loose objects, place for fixed ones, open and close for those
+//!   with a drawer or door part), with misses, bare descriptions, box jitter and score
+//!   noise per [`SimulatedMemoryParams`].
 //!
 //! Every random choice comes from a ChaCha8 generator seeded by the configured seed and
 //! the content of the input, so the same image gives the same answer in any call order.
@@ -34,12 +39,16 @@ use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
 use asp_config::sections::perception::PerceptionSimulationConfig;
+use asp_core::Box2;
+use asp_core::image::PixelRect;
 use asp_core::image::{Image, LabelImage, Mask};
 use asp_core::map::{cosine_similarity, normalize};
 use asp_core::models::{
-    GroundTruth, ImageEmbedder, ModelError, Observation, OutcomeVlm, RetrievalVlm, Segment,
-    Segmenter, TextEmbedder,
+    GroundTruth, ImageEmbedder, MemoryVlm, ModelError, Observation, OutcomeVlm, RetrievalVlm,
+    SeenObject, Segment, Segmenter, TextEmbedder, ViewAffordance, ViewAffordanceScore,
+    ViewDescription,
 };
+use asp_core::skill::Skill;
 use async_trait::async_trait;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -681,6 +690,261 @@ impl OutcomeVlm for SimulatedOutcomeVlm {
     }
 }
 
+/// Error model of [`SimulatedMemoryVlm`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimulatedMemoryParams {
+    pub seed: u64,
+    /// Instances with fewer visible pixels are not reported. Default 150.
+    pub min_pixels: u32,
+    /// Probability an object is left out, per object; doubled for objects under
+    /// `4 × min_pixels` pixels. Default 0.1.
+    pub miss_rate: f64,
+    /// Probability a description loses its first word (as a VLM omits a colour).
+    /// Default 0.15.
+    pub bare_rate: f64,
+    /// Standard deviation of each box edge's shift, as a fraction of the box's width or
+    /// height. Default 0.08.
+    pub box_jitter: f32,
+    /// Standard deviation of the affordance scores. Default 0.08.
+    pub score_sigma: f32,
+}
+
+impl Default for SimulatedMemoryParams {
+    fn default() -> Self {
+        Self {
+            seed: 0,
+            min_pixels: 150,
+            miss_rate: 0.1,
+            bare_rate: 0.15,
+            box_jitter: 0.08,
+            score_sigma: 0.08,
+        }
+    }
+}
+
+impl SimulatedMemoryParams {
+    /// No errors at all: every instance of `min_pixels` or more, its full description,
+    /// its exact mask box and the mean scores.
+    pub fn noiseless(seed: u64) -> Self {
+        Self {
+            seed,
+            miss_rate: 0.0,
+            bare_rate: 0.0,
+            box_jitter: 0.0,
+            score_sigma: 0.0,
+            ..Self::default()
+        }
+    }
+}
+
+/// The description of a tour image, from ground truth (SIMULATION ONLY).
+#[derive(Debug, Clone)]
+pub struct SimulatedMemoryVlm {
+    params: SimulatedMemoryParams,
+}
+
+/// What one instance covers in an image.
+#[derive(Debug, Clone, Copy)]
+struct Coverage {
+    pixels: u64,
+    rect: PixelRect,
+}
+
+/// Pixel count and bounding rectangle of each non-zero label.
+fn coverage(labels: &LabelImage) -> BTreeMap<u32, Coverage> {
+    let mut out: BTreeMap<u32, Coverage> = BTreeMap::new();
+    for (x, y, &l) in labels.enumerate() {
+        if l == 0 {
+            continue;
+        }
+        let c = out.entry(l).or_insert(Coverage {
+            pixels: 0,
+            rect: PixelRect {
+                x0: x,
+                y0: y,
+                x1: x + 1,
+                y1: y + 1,
+            },
+        });
+        c.pixels += 1;
+        c.rect.x0 = c.rect.x0.min(x);
+        c.rect.y0 = c.rect.y0.min(y);
+        c.rect.x1 = c.rect.x1.max(x + 1);
+        c.rect.y1 = c.rect.y1.max(y + 1);
+    }
+    out
+}
+
+/// A stable digest of a ground truth's content: labels and legends.
+fn ground_truth_digest(gt: &GroundTruth) -> u64 {
+    let mut h = Fnv::default();
+    (gt.instance_ids.width(), gt.instance_ids.height()).hash(&mut h);
+    gt.instance_ids.pixels().hash(&mut h);
+    gt.part_ids.pixels().hash(&mut h);
+    for i in gt.instances.values() {
+        (i.id, &i.name, &i.description, i.fixed).hash(&mut h);
+    }
+    for p in gt.parts.values() {
+        (p.id, p.instance, &p.name).hash(&mut h);
+        for s in &p.skills {
+            s.name().hash(&mut h);
+        }
+    }
+    h.finish()
+}
+
+/// `text` without a leading article ("a ", "an ", "the ", any case).
+fn without_article(text: &str) -> &str {
+    let t = text.trim();
+    for article in ["a ", "an ", "the "] {
+        if t.len() > article.len()
+            && t.is_char_boundary(article.len())
+            && t[..article.len()].eq_ignore_ascii_case(article)
+        {
+            return t[article.len()..].trim_start();
+        }
+    }
+    t
+}
+
+/// "x", "x and y", "x, y and z".
+fn listed(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+impl SimulatedMemoryVlm {
+    pub const NAME: &'static str = "SimulatedMemoryVlm";
+    /// Objects reported per view, at most.
+    pub const MAX_OBJECTS: usize = 12;
+
+    pub fn new(params: SimulatedMemoryParams) -> Self {
+        Self { params }
+    }
+
+    pub fn params(&self) -> &SimulatedMemoryParams {
+        &self.params
+    }
+
+    /// The description of an image with ground truth `gt`: the same truth always gives
+    /// the same description.
+    pub fn describe(&self, gt: &GroundTruth) -> ViewDescription {
+        let p = &self.params;
+        let (w, h) = (gt.instance_ids.width(), gt.instance_ids.height());
+        let digest = ground_truth_digest(gt);
+        let mut visible: Vec<(u32, Coverage)> = coverage(&gt.instance_ids)
+            .into_iter()
+            .filter(|(id, c)| c.pixels >= u64::from(p.min_pixels) && gt.instances.contains_key(id))
+            .collect();
+        // largest first, ties to the lower id
+        visible.sort_by(|a, b| b.1.pixels.cmp(&a.1.pixels).then(a.0.cmp(&b.0)));
+        let normal = |mean: f32, sd: f32, rng: &mut ChaCha8Rng| {
+            Normal::new(mean, sd.max(0.0))
+                .map(|n| n.sample(rng))
+                .unwrap_or(mean)
+        };
+        let mut objects = Vec::new();
+        for (id, c) in visible {
+            if objects.len() >= Self::MAX_OBJECTS {
+                break;
+            }
+            // drawn per object, so one object's draws do not depend on the others
+            let mut rng = rng_for(p.seed, Self::NAME, (digest, id));
+            let small = c.pixels < 4 * u64::from(p.min_pixels);
+            let miss = if small {
+                (2.0 * p.miss_rate).min(1.0)
+            } else {
+                p.miss_rate
+            };
+            let missed = rng.random::<f64>() < miss;
+            let bare = rng.random::<f64>() < p.bare_rate;
+            let edges: [f32; 4] = std::array::from_fn(|_| normal(0.0, p.box_jitter, &mut rng));
+            let instance = &gt.instances[&id];
+            let scores: [f32; 4] = [0.85, 0.75, 0.8, 0.7]
+                .map(|mean| normal(mean, p.score_sigma, &mut rng).clamp(0.0, 1.0));
+            if missed {
+                continue;
+            }
+            let mut description = without_article(&instance.description).to_owned();
+            if description.is_empty() {
+                description = instance.name.replace('_', " ");
+            }
+            if bare && let Some((_, rest)) = description.split_once(char::is_whitespace) {
+                description = rest.trim_start().to_owned();
+            }
+            let r = c.rect.to_box();
+            let (bw, bh) = (r.width(), r.height());
+            let axis = |lo: f32, hi: f32, dlo: f32, dhi: f32, size: f32, max: f32| {
+                let (a, b) = (
+                    (lo + dlo * size).clamp(0.0, max),
+                    (hi + dhi * size).clamp(0.0, max),
+                );
+                // a jitter that would empty the box leaves that axis exact
+                if b - a >= 1.0 { (a, b) } else { (lo, hi) }
+            };
+            let (x0, x1) = axis(r.x0, r.x1, edges[0], edges[2], bw, w as f32);
+            let (y0, y1) = axis(r.y0, r.y1, edges[1], edges[3], bh, h as f32);
+            let mut affordances = vec![if instance.fixed {
+                ViewAffordanceScore {
+                    affordance: ViewAffordance::Place,
+                    score: scores[1],
+                }
+            } else {
+                ViewAffordanceScore {
+                    affordance: ViewAffordance::Pick,
+                    score: scores[0],
+                }
+            }];
+            let opens = gt.parts.values().any(|part| {
+                part.instance == id
+                    && part
+                        .skills
+                        .iter()
+                        .any(|s| matches!(s, Skill::Open | Skill::HookPull))
+            });
+            if opens {
+                affordances.push(ViewAffordanceScore {
+                    affordance: ViewAffordance::Open,
+                    score: scores[2],
+                });
+                affordances.push(ViewAffordanceScore {
+                    affordance: ViewAffordance::Close,
+                    score: scores[3],
+                });
+            }
+            objects.push(SeenObject {
+                description,
+                bbox: Box2::new(x0, y0, x1, y1),
+                affordances,
+            });
+        }
+        let largest: Vec<&str> = objects
+            .iter()
+            .take(3)
+            .map(|o| o.description.as_str())
+            .collect();
+        let description = if largest.is_empty() {
+            "a view with no recognisable objects".to_owned()
+        } else {
+            format!("a view of {}", listed(&largest))
+        };
+        ViewDescription {
+            description,
+            objects,
+        }
+    }
+}
+
+#[async_trait]
+impl MemoryVlm for SimulatedMemoryVlm {
+    async fn describe_view(&self, view: &Observation) -> Result<ViewDescription, ModelError> {
+        Ok(self.describe(ground_truth(view, Self::NAME)?))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -712,6 +976,7 @@ mod tests {
                     id: 7,
                     name: "keyboard".into(),
                     description: "a keyboard".into(),
+                    fixed: false,
                 },
             )]
             .into(),
@@ -817,5 +1082,156 @@ mod tests {
         let (a, b) = split_halves(&[1, 5], 4).unwrap();
         assert_eq!((a, b), (vec![1], vec![5]));
         assert!(split_halves(&[3], 4).is_none());
+    }
+
+    /// A 40×30 view: a cabinet (fixed, 500 px, with a drawer handle), a mug (200 px)
+    /// and an apple too small to report (16 px).
+    fn room() -> GroundTruth {
+        use asp_core::models::{GtInstance, GtPart};
+        let (w, h) = (40u32, 30u32);
+        let mut inst = vec![0u32; (w * h) as usize];
+        let mut part = vec![0u32; (w * h) as usize];
+        let fill = |l: &mut Vec<u32>, id: u32, x0: u32, y0: u32, x1: u32, y1: u32| {
+            for y in y0..y1 {
+                for x in x0..x1 {
+                    l[(y * w + x) as usize] = id;
+                }
+            }
+        };
+        fill(&mut inst, 2, 15, 2, 35, 27); // cabinet 20×25
+        fill(&mut inst, 1, 2, 3, 12, 23); // mug 10×20
+        fill(&mut inst, 3, 36, 26, 40, 30); // apple 4×4
+        fill(&mut part, 1, 20, 10, 24, 12); // the cabinet's drawer handle
+        let instance = |id: u32, name: &str, description: &str, fixed: bool| {
+            (
+                id,
+                GtInstance {
+                    id,
+                    name: name.into(),
+                    description: description.into(),
+                    fixed,
+                },
+            )
+        };
+        GroundTruth {
+            instance_ids: LabelImage::from_vec(w, h, inst).unwrap(),
+            part_ids: LabelImage::from_vec(w, h, part).unwrap(),
+            instances: [
+                instance(1, "mug", "a red ceramic mug", false),
+                instance(2, "cabinet", "The white wooden cabinet", true),
+                instance(3, "apple", "an apple", false),
+            ]
+            .into(),
+            parts: [(
+                1,
+                GtPart {
+                    id: 1,
+                    instance: 2,
+                    name: "drawer handle".into(),
+                    skills: vec![asp_core::Skill::HookPull],
+                    presses: 0,
+                },
+            )]
+            .into(),
+        }
+    }
+
+    fn view(gt: Option<GroundTruth>) -> Observation {
+        Observation {
+            rgb: asp_core::RgbImage::filled(40, 30, [90, 90, 90]),
+            depth: None,
+            ground_truth: gt,
+        }
+    }
+
+    #[tokio::test]
+    async fn memory_vlm_without_errors_reports_every_large_instance_exactly() {
+        let vlm = SimulatedMemoryVlm::new(SimulatedMemoryParams::noiseless(4));
+        let d = vlm.describe_view(&view(Some(room()))).await.unwrap();
+        assert_eq!(
+            d.description,
+            "a view of white wooden cabinet and red ceramic mug"
+        );
+        let got: Vec<(&str, Box2)> = d
+            .objects
+            .iter()
+            .map(|o| (o.description.as_str(), o.bbox))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("white wooden cabinet", Box2::new(15.0, 2.0, 35.0, 27.0)),
+                ("red ceramic mug", Box2::new(2.0, 3.0, 12.0, 23.0)),
+            ]
+        );
+        let affordances = |i: usize| {
+            d.objects[i]
+                .affordances
+                .iter()
+                .map(|a| (a.affordance, a.score))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            affordances(0),
+            vec![
+                (ViewAffordance::Place, 0.75),
+                (ViewAffordance::Open, 0.8),
+                (ViewAffordance::Close, 0.7)
+            ]
+        );
+        assert_eq!(affordances(1), vec![(ViewAffordance::Pick, 0.85)]);
+        // the apple counts once the threshold allows it
+        let low = SimulatedMemoryVlm::new(SimulatedMemoryParams {
+            min_pixels: 16,
+            ..SimulatedMemoryParams::noiseless(4)
+        });
+        let d = low.describe(&room());
+        assert_eq!(d.objects.len(), 3);
+        assert_eq!(d.objects[2].description, "apple");
+        assert_eq!(
+            d.description,
+            "a view of white wooden cabinet, red ceramic mug and apple"
+        );
+    }
+
+    #[tokio::test]
+    async fn memory_vlm_is_deterministic_per_image_and_needs_ground_truth() {
+        let vlm = SimulatedMemoryVlm::new(SimulatedMemoryParams::default());
+        let first = vlm.describe_view(&view(Some(room()))).await.unwrap();
+        let again = SimulatedMemoryVlm::new(SimulatedMemoryParams::default())
+            .describe_view(&view(Some(room())))
+            .await
+            .unwrap();
+        assert_eq!(first, again, "the same image gives the same answer");
+        // the errors are there: over seeds, boxes move, scores vary, words and objects go
+        let exact = SimulatedMemoryVlm::new(SimulatedMemoryParams::noiseless(0)).describe(&room());
+        let (mut moved, mut bare, mut missed, mut scores) = (0, 0, 0, BTreeSet::new());
+        for seed in 0..64 {
+            let d = SimulatedMemoryVlm::new(SimulatedMemoryParams {
+                seed,
+                ..SimulatedMemoryParams::default()
+            })
+            .describe(&room());
+            missed += usize::from(d.objects.len() < exact.objects.len());
+            for o in &d.objects {
+                let truth = exact
+                    .objects
+                    .iter()
+                    .find(|e| e.description.ends_with(&o.description))
+                    .expect("a known object");
+                moved += usize::from(o.bbox != truth.bbox);
+                bare += usize::from(o.description != truth.description);
+                assert!(o.bbox.iou(&truth.bbox) > 0.5, "{o:?}");
+                for a in &o.affordances {
+                    assert!((0.0..=1.0).contains(&a.score));
+                    scores.insert(a.score.to_bits());
+                }
+            }
+        }
+        assert!(moved > 32 && bare > 0 && missed > 0 && scores.len() > 32);
+        assert!(matches!(
+            vlm.describe_view(&view(None)).await,
+            Err(ModelError::MissingGroundTruth { .. })
+        ));
     }
 }

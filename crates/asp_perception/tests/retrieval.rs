@@ -265,6 +265,7 @@ fn map_with_a_crop_around_a_bowl(text: &Arc<dyn TextEmbedder>, ring: bool) -> Ob
                 id,
                 name: name.into(),
                 description: description.into(),
+                fixed: false,
             },
         )
     };

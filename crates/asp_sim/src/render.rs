@@ -322,6 +322,7 @@ fn legend(world: &World, inst: &[u32], part: &[u32], w: u32, h: u32) -> GroundTr
                     id,
                     name: o.name.clone(),
                     description: o.description.clone(),
+                    fixed: o.fixed,
                 },
             );
         }

@@ -14,7 +14,8 @@ use crate::SimulationError;
 /// Starts the stand-in of `sim_node.vlm_standin` (when enabled) on the frames `sim`
 /// renders from now on. Its models are the simulated ones, with the error settings of
 /// `object_map_node.simulation`, `affordance_node.simulated_models` and
-/// `verifier_node.outcome.simulated_*`.
+/// `verifier_node.outcome.simulated_*`; the memory describer has its default error model,
+/// seeded by `object_map_node.simulation.seed`.
 pub async fn start_vlm_standin(
     cfg: &LoadedConfig,
     sim: &SimRobot,
@@ -29,13 +30,7 @@ pub async fn start_vlm_standin(
         .bind
         .parse()
         .map_err(|e| bad(format!("bind {:?}: {e}", s.bind)))?;
-    let text = asp_perception::factory::text_embedder(cfg)
-        .map_err(|e| bad(format!("the retrieval stand-in's text embedder: {e}")))?;
-    let models = StandInModels {
-        retrieval: Arc::new(asp_perception::factory::simulated_retrieval_vlm(cfg, &text)),
-        affordance: Arc::new(asp_system::models::simulated_affordance_vlm(c)),
-        outcome: Arc::new(asp_system::models::simulated_outcome_vlm(c)),
-    };
+    let models = standin_models(cfg)?;
     let frames = Arc::new(FrameLog::new(s.frames_kept));
     let log = Arc::clone(&frames);
     sim.set_frame_tap(Some(Arc::new(move |f: &asp_core::RgbdFrame| {
@@ -48,6 +43,31 @@ pub async fn start_vlm_standin(
         .map_err(|e| bad(format!("cannot listen on {bind}: {e}")))?;
     info!(url = %server.base_url(), "the simulation's VLM stand-in is serving");
     Ok(Some(server))
+}
+
+/// The simulated models the stand-in answers with.
+fn standin_models(cfg: &LoadedConfig) -> Result<StandInModels, SimulationError> {
+    let c = &cfg.config;
+    let text = asp_perception::factory::text_embedder(cfg).map_err(|e| {
+        SimulationError::StandIn(format!("the retrieval stand-in's text embedder: {e}"))
+    })?;
+    Ok(StandInModels {
+        retrieval: Arc::new(asp_perception::factory::simulated_retrieval_vlm(cfg, &text)),
+        affordance: Arc::new(asp_system::models::simulated_affordance_vlm(c)),
+        outcome: Arc::new(asp_system::models::simulated_outcome_vlm(c)),
+        memory: Arc::new(asp_perception::factory::simulated_memory_vlm(cfg)),
+    })
+}
+
+/// A stand-in on 127.0.0.1 for frames that were recorded in simulation rather than
+/// rendered now (`asp memory build --bag`): whoever asks records each frame's ground
+/// truth in its [`VlmStandIn::frames`] first.
+pub async fn start_recording_standin(cfg: &LoadedConfig) -> Result<VlmStandIn, SimulationError> {
+    let frames = Arc::new(FrameLog::new(cfg.config.sim_node.vlm_standin.frames_kept));
+    let bind = SocketAddr::from(([127, 0, 0, 1], 0));
+    VlmStandIn::start(bind, frames, standin_models(cfg)?)
+        .await
+        .map_err(|e| SimulationError::StandIn(format!("cannot listen on {bind}: {e}")))
 }
 
 /// `cfg` with `agent_node.vlm` pointed at `standin` (no key), for the nodes of this

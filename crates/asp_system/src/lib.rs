@@ -10,6 +10,7 @@
 //! | [`goto`] | go_to_node: affordance-facing navigation | §1.6 |
 //! | [`backend`] | agent_node's tool backend over the ports | §1.3 |
 //! | [`models`] | the models the nodes ask, from the configuration | §4.3 |
+//! | [`tour_memory`] | `asp memory build --bag`: the building memory from a recorded tour | §3.1 |
 //!
 //! Nothing here knows the simulator: `asp_simulation` composes these services over it.
 
@@ -21,6 +22,7 @@ pub mod map;
 pub mod models;
 pub mod ports;
 pub mod skills;
+pub mod tour_memory;
 
 pub use affordance::memory_link;
 pub use backend::{GraphBackend, Journal, JournalEntry, verified_success};

@@ -26,6 +26,11 @@ use crate::ports::{
     SpatialAnswer, SpatialQuery,
 };
 
+/// Remembered places found empty that recall keeps skipping.
+const STALE_KEPT: usize = 64;
+/// Viewpoints of one remembered place looked from before it counts as stale.
+const VIEWPOINTS_TRIED: usize = 2;
+
 /// What the map knows by key.
 struct MapState {
     builder: MapBuilder,
@@ -51,6 +56,13 @@ struct MapState {
     /// then faced. Rebuilds within a search's reach of it keep it: go_to since may have
     /// turned the base at an angle to the table, where sideways runs into it.
     placed_at: Option<Pose2D>,
+    /// Remembered places (building memory) looked at and found without what the memory
+    /// saw there, newest last (at most [`STALE_KEPT`]): a later recall goes elsewhere
+    /// (the memory is of the tour's day).
+    stale: Vec<[f64; 3]>,
+    /// The building memory as last read, with its file's modification time (read again
+    /// when the file changes: `asp memory build` adds a tour).
+    building: Option<(std::time::SystemTime, Arc<asp_memory::building::Hierarchy>)>,
 }
 
 /// What an exploring build did: its stops, how far it drove, and the floor it saw.
@@ -66,6 +78,9 @@ pub struct ExplorationReport {
     pub ended: ExplorationEnd,
     /// The floor occupancy grid it built (free, occupied, unknown).
     pub grid: asp_core::grid::OccupancyGrid,
+    /// The MCAP file the tour's views were recorded to, with how many
+    /// (`mapping.explore.record`).
+    pub recording: Option<(std::path::PathBuf, usize)>,
 }
 
 /// Why an exploration ended.
@@ -355,6 +370,8 @@ impl MapService {
                 seen_from: None,
                 withdrawn: Vec::new(),
                 placed_at: None,
+                stale: Vec::new(),
+                building: None,
             }),
         })
     }
@@ -553,6 +570,23 @@ impl MapService {
         st.seen_from = None;
         self.take_pose(look.map(|l| self.mapping.arm_poses[l].as_str()), cancel)
             .await;
+        let mut recorder = if x.record.as_os_str().is_empty() {
+            None
+        } else {
+            let path = self.cfg.data_path(&x.record);
+            Some(
+                asp_perception::record::TourRecorder::create(
+                    &path,
+                    &self.cfg.config.object_map_node.replay,
+                )
+                .map_err(|e| {
+                    ServiceError::new(
+                        FailureKind::InvalidArgument,
+                        format!("mapping.explore.record: {e}"),
+                    )
+                })?,
+            )
+        };
         let mut stops: Vec<Pose2D> = Vec::new();
         let mut failed: Vec<Pose2D> = Vec::new();
         let mut travelled = 0.0;
@@ -583,6 +617,11 @@ impl MapService {
                 let base = self.base.base_pose().await.map_err(nav_error)?;
                 let frame = self.capture("mapping.explore.camera", &x.camera).await?;
                 grid.integrate(&frame, base);
+                if let Some(r) = recorder.as_mut() {
+                    r.record(&frame).map_err(|e| {
+                        ServiceError::new(FailureKind::Internal, format!("recording the tour: {e}"))
+                    })?;
+                }
                 for camera in &self.mapping.cameras {
                     let frame = if *camera == x.camera {
                         within_range(&frame, x.object_range_m)
@@ -637,7 +676,19 @@ impl MapService {
             here = now;
             look_round = true;
         };
+        let recording = match recorder {
+            Some(r) => {
+                let path = r.path().to_path_buf();
+                let views = r.finish().map_err(|e| {
+                    ServiceError::new(FailureKind::Internal, format!("recording the tour: {e}"))
+                })?;
+                info!(file = %path.display(), views, "tour recorded");
+                Some((path, views))
+            }
+            None => None,
+        };
         Ok(ExplorationReport {
+            recording,
             travelled_m: travelled,
             free_area_m2: grid.free_area(),
             ended,
@@ -966,6 +1017,143 @@ impl MapService {
         Ok(None)
     }
 
+    /// The building memory (`agent_node.building_memory`), read again when its file
+    /// changed; `None` without a file or with an empty memory.
+    fn building_memory(
+        &self,
+        st: &mut MapState,
+    ) -> Result<Option<Arc<asp_memory::building::Hierarchy>>, ServiceError> {
+        let m = &self.cfg.config.agent_node.building_memory;
+        let path = self.cfg.data_path(&m.database);
+        let Ok(modified) = std::fs::metadata(&path).and_then(|md| md.modified()) else {
+            return Ok(None);
+        };
+        if let Some((at, h)) = &st.building
+            && *at == modified
+        {
+            return Ok((!h.views.is_empty()).then(|| Arc::clone(h)));
+        }
+        let memory = asp_memory::building::BuildingMemory::open(&path, &m.site).map_err(|e| {
+            ServiceError::new(
+                FailureKind::InvalidArgument,
+                format!("agent_node.building_memory: {e}"),
+            )
+        })?;
+        let h = Arc::new(memory.hierarchy().clone());
+        st.building = Some((modified, Arc::clone(&h)));
+        Ok((!h.views.is_empty()).then_some(h))
+    }
+
+    /// Goes to where the building memory saw what `query` asks for and looks again
+    /// (SPEC §3.2, re-detection on arrival): the best remembered places in turn, each
+    /// from the pose its view was taken from, a sideways search there when the look
+    /// finds nothing; a place found empty is stale and not visited again. `None` when
+    /// nothing was remembered (the base has not moved) or nothing was found.
+    async fn recall(
+        &self,
+        st: &mut MapState,
+        query: &str,
+    ) -> Result<Option<Retrieval>, ServiceError> {
+        use asp_memory::building::{Query, RetrievalParams, recall_places};
+        let m = &self.cfg.config.agent_node.building_memory;
+        if !m.recall {
+            return Ok(None);
+        }
+        let Some(memory) = self.building_memory(st)? else {
+            return Ok(None);
+        };
+        let text = self
+            .models
+            .text_embedder
+            .embed_text(query)
+            .map_err(|e| ServiceError::new(FailureKind::Perception, e.to_string()))?;
+        let places = recall_places(
+            &memory,
+            &Query {
+                instruction: query,
+                text: &text,
+                visual: &text,
+                affordance: None,
+                heights: None,
+            },
+            &RetrievalParams::default(),
+            m.min_relevance,
+            &st.stale,
+            m.max_places,
+        );
+        if places.is_empty() {
+            info!(query, "the building memory holds nothing like it either");
+            return Ok(None);
+        }
+        if self.estop.as_ref().is_some_and(|e| e.is_engaged()) {
+            info!(
+                query,
+                "remembered elsewhere; the e-stop is engaged, so no drive"
+            );
+            return Ok(None);
+        }
+        let (cancel, _estop) = self.motion_token()?;
+        let n = self.mapping.arm_poses.len();
+        let looks = self.looks_at_stop((n > 0).then_some(0), true);
+        for place in places {
+            if cancel.is_cancelled() {
+                break;
+            }
+            info!(
+                query,
+                remembered = %place.description,
+                at = ?place.position,
+                relevance = place.relevance,
+                "not in the live map; driving to where the building memory saw it"
+            );
+            // the nearest viewpoints the tour saw it from; a search from the last
+            for (k, (from, yaw)) in place.viewpoints.iter().take(VIEWPOINTS_TRIED).enumerate() {
+                if cancel.is_cancelled() {
+                    break;
+                }
+                let pose = Pose2D::new(from[0] as Real, from[1] as Real, *yaw as Real);
+                let nav = self.navigate_near(pose, &cancel).await;
+                if nav.status != TerminalStatus::Succeeded {
+                    warn!(
+                        "could not reach the remembered view pose ({}); looking from where the base stopped",
+                        nav.error_msg
+                    );
+                }
+                st.seen_poses.clear();
+                st.seen_from = self.base.base_pose().await.ok();
+                st.placed_at = st.seen_from;
+                for look in &looks {
+                    self.take_pose(look.map(|l| self.mapping.arm_poses[l].as_str()), &cancel)
+                        .await;
+                    self.capture_keyframes(st).await?;
+                }
+                st.seen_poses = looks.iter().flatten().copied().collect();
+                let mut found = self.retrieve_in_map(st, query).await?;
+                let last = k + 1 == place.viewpoints.len().min(VIEWPOINTS_TRIED);
+                if found.keys.is_empty()
+                    && last
+                    && let Some(again) = self.search(st, query).await?
+                {
+                    found = again;
+                }
+                if !found.keys.is_empty() {
+                    info!(query, "found where the building memory saw it");
+                    return Ok(Some(found));
+                }
+            }
+            info!(
+                query,
+                at = ?place.position,
+                "not where the building memory saw it (moved since the tour)"
+            );
+            if st.stale.len() >= STALE_KEPT {
+                st.stale.remove(0);
+            }
+            st.stale.push(place.position);
+        }
+        Ok(None)
+    }
+
     /// After a search found `found`, at the edge of a view: steps sideways until its
     /// best match is straight ahead, as the robot stood to its start (within reach,
     /// seen whole), looks again and retrieves again.
@@ -1151,6 +1339,12 @@ impl ObjectMapPort for MapService {
         // still nothing: step sideways and look
         if retrieval.keys.is_empty()
             && let Some(found) = self.search(st, query).await?
+        {
+            retrieval = found;
+        }
+        // still nothing: where the building memory saw it
+        if retrieval.keys.is_empty()
+            && let Some(found) = self.recall(st, query).await?
         {
             retrieval = found;
         }

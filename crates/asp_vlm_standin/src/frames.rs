@@ -332,6 +332,7 @@ mod tests {
                     id: instance,
                     name: format!("object {instance}"),
                     description: String::new(),
+                    fixed: false,
                 },
             )]
             .into(),

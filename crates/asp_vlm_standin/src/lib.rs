@@ -4,7 +4,7 @@
 //!
 //! The simulator records every frame it renders, with its ground truth, in a
 //! [`FrameLog`]. A question's images (crops of those frames) are found in the log by
-//! exact match, and the stand-in models (`asp_perception`'s retrieval and outcome
+//! exact match, and the stand-in models (`asp_perception`'s retrieval, outcome and memory
 //! stand-ins, `asp_affordance`'s affordance stand-in, with their seeded per-image errors)
 //! answer from the ground truth cut alike. An image no rendered frame contains is
 //! refused: the stand-in never answers about a real camera.

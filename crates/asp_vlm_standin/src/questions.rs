@@ -19,6 +19,9 @@ pub enum Question {
     Locate { part: String, normalized_yx: bool },
     /// `OutcomeVlm::yes_no` over a before and an after image.
     YesNo { question: String },
+    /// `MemoryVlm::describe_view`: the place and its objects with boxes (in pixels or in
+    /// 0–1000 y-x) and affordances.
+    Describe { normalized_yx: bool },
 }
 
 /// A request's question and its images (data URLs, in order).
@@ -83,7 +86,13 @@ pub fn read(request: &Value) -> Result<Asked, String> {
     }
     let asks = |field: &str| schema.contains(&format!("\"{field}\""));
     let missing = |what: &str| format!("the prompt names no {what}: {prompt:?}");
-    let question = if asks("matches") {
+    // "scene" first: the description's schema also has "bbox" and "description", and no
+    // other question's schema has "scene"
+    let question = if asks("scene") {
+        Question::Describe {
+            normalized_yx: prompt.contains("[ymin, xmin, ymax, xmax]"),
+        }
+    } else if asks("matches") {
         Question::Confirm {
             query: between(&prompt, "looking for: \"", "\".").ok_or_else(|| missing("query"))?,
         }
@@ -105,7 +114,8 @@ pub fn read(request: &Value) -> Result<Asked, String> {
     } else {
         return Err(
             "not a VLM question this stand-in answers (it answers object confirmation, \
-             affordance proposals, part boxes and before/after yes/no questions)"
+             affordance proposals, part boxes, before/after yes/no questions and view \
+             descriptions)"
                 .into(),
         );
     };
@@ -190,6 +200,36 @@ mod tests {
                 question: "Has the bell been pressed?".into()
             }
         );
+    }
+
+    #[test]
+    fn a_view_description_is_known_by_its_scene_field() {
+        let schema = json!({"type": "json_schema", "json_schema": {"name": "describe_view",
+            "schema": {"properties": {"scene": {}, "objects": {"items": {"properties": {
+                "description": {}, "bbox": {}, "affordances": {}}}}}}}});
+        for (prompt, normalized_yx) in [
+            (
+                "- \"bbox\": [x0, y0, x1, y1] in pixels of this image",
+                false,
+            ),
+            (
+                "- \"bbox\": [ymin, xmin, ymax, xmax], each scaled to 0-1000",
+                true,
+            ),
+        ] {
+            let a = read(&request("", prompt, schema.clone())).expect("describe");
+            assert_eq!(a.question, Question::Describe { normalized_yx });
+        }
+        // a part's box (which also asks "bbox") stays a Locate
+        let locate = json!({"type": "json_schema", "json_schema": {"name": "q", "schema": {
+            "properties": {"visible": {}, "bbox": {}, "confidence": {}}}}});
+        let a = read(&request(
+            "",
+            "Find \"lid\" in the image (8×8 pixels).",
+            locate,
+        ))
+        .expect("locate");
+        assert!(matches!(a.question, Question::Locate { .. }), "{a:?}");
     }
 
     #[test]

@@ -5,7 +5,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use asp_core::models::{AffordanceVlm, Observation, OutcomeVlm, RetrievalVlm};
+use asp_core::Box2;
+use asp_core::models::{AffordanceVlm, MemoryVlm, Observation, OutcomeVlm, RetrievalVlm};
 use axum::Json;
 use axum::Router;
 use axum::extract::State;
@@ -23,6 +24,8 @@ pub struct StandInModels {
     pub retrieval: Arc<dyn RetrievalVlm>,
     pub affordance: Arc<dyn AffordanceVlm>,
     pub outcome: Arc<dyn OutcomeVlm>,
+    /// Tour views described for memory construction.
+    pub memory: Arc<dyn MemoryVlm>,
 }
 
 impl std::fmt::Debug for StandInModels {
@@ -131,6 +134,21 @@ fn error(status: StatusCode, message: String) -> (StatusCode, Json<Value>) {
     )
 }
 
+/// `b` (pixels of a `w × h` image) as the question asks for it: `[x0, y0, x1, y1]` in
+/// pixels, or `[ymin, xmin, ymax, xmax]` in thousandths of the height and width.
+fn box_as_asked(b: &Box2, w: f32, h: f32, normalized_yx: bool) -> [f32; 4] {
+    if normalized_yx {
+        [
+            b.y0 / h * 1000.0,
+            b.x0 / w * 1000.0,
+            b.y1 / h * 1000.0,
+            b.x1 / w * 1000.0,
+        ]
+    } else {
+        [b.x0, b.y0, b.x1, b.y1]
+    }
+}
+
 /// The frame each image was cut from. With two images (before, after), the before is
 /// looked for among frames older than the after's: the same pixels rendered before and
 /// after a step that shows nothing are two frames, not one.
@@ -203,18 +221,8 @@ async fn chat(
             match m.affordance.locate_part(part, view).await.map_err(failed)? {
                 None => json!({"visible": false, "bbox": null, "confidence": 0}),
                 Some(loc) => {
-                    let b = loc.bbox;
                     let (w, h) = (view.width() as f32, view.height() as f32);
-                    let bbox = if *normalized_yx {
-                        [
-                            b.y0 / h * 1000.0,
-                            b.x0 / w * 1000.0,
-                            b.y1 / h * 1000.0,
-                            b.x1 / w * 1000.0,
-                        ]
-                    } else {
-                        [b.x0, b.y0, b.x1, b.y1]
-                    };
+                    let bbox = box_as_asked(&loc.bbox, w, h, *normalized_yx);
                     json!({"visible": true, "bbox": bbox, "confidence": loc.confidence})
                 }
             }
@@ -232,6 +240,27 @@ async fn chat(
                 .await
                 .map_err(failed)?;
             json!({"answer": if yes { "yes" } else { "no" }, "reason": "judged from the simulator's labels"})
+        }
+        Question::Describe { normalized_yx } => {
+            let view = views
+                .first()
+                .ok_or_else(|| bad("a view is described from one image; none came".into()))?;
+            let d = m.memory.describe_view(view).await.map_err(failed)?;
+            let (w, h) = (view.width() as f32, view.height() as f32);
+            let objects: Vec<Value> = d
+                .objects
+                .iter()
+                .map(|o| {
+                    json!({
+                        "description": o.description,
+                        "bbox": box_as_asked(&o.bbox, w, h, *normalized_yx),
+                        "affordances": o.affordances.iter()
+                            .map(|a| json!({"affordance": a.affordance.name(), "score": a.score}))
+                            .collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            json!({"scene": d.description, "objects": objects})
         }
     };
     shared.answered.fetch_add(1, Ordering::Relaxed);

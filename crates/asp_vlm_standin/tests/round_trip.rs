@@ -10,17 +10,23 @@ use asp_affordance::synthetic::{GroundingSample, dataset};
 use asp_config::sections::affordance::SimulatedModelsConfig;
 use asp_config::sections::agent::{BboxFormat, JsonResponseFormat, LlmConfig};
 use asp_config::sections::perception::PerceptionSimulationConfig;
-use asp_core::models::{AffordanceVlm, ModelError, OutcomeVlm, RetrievalVlm};
+use asp_core::models::{
+    AffordanceVlm, GroundTruth, MemoryVlm, ModelError, Observation, OutcomeVlm, RetrievalVlm,
+    ViewAffordance, ViewDescription,
+};
 use asp_core::{Box2, PixelRect};
 use asp_llm::{ClientSettings, LlmClient, OpenAiVlm, VlmSettings};
 use asp_perception::HashingTextEmbedder;
-use asp_perception::simulated::{SimulatedOutcomeVlm, SimulatedRetrievalVlm};
+use asp_perception::simulated::{
+    SimulatedMemoryParams, SimulatedMemoryVlm, SimulatedOutcomeVlm, SimulatedRetrievalVlm,
+};
 use asp_vlm_standin::{FrameLog, StandInModels, VlmStandIn};
 
 struct Models {
     retrieval: Arc<SimulatedRetrievalVlm>,
     affordance: Arc<SimulatedAffordanceVlm>,
     outcome: Arc<SimulatedOutcomeVlm>,
+    memory: Arc<SimulatedMemoryVlm>,
 }
 
 /// Stand-ins with errors on, so a lost argument or a wrong ground truth shows.
@@ -39,6 +45,10 @@ fn models() -> Models {
             ..SimulatedModelsConfig::default()
         })),
         outcome: Arc::new(SimulatedOutcomeVlm::new(0.2, 5)),
+        memory: Arc::new(SimulatedMemoryVlm::new(SimulatedMemoryParams {
+            seed: 9,
+            ..SimulatedMemoryParams::default()
+        })),
     }
 }
 
@@ -51,6 +61,7 @@ async fn serve(m: &Models, frames: &Arc<FrameLog>) -> VlmStandIn {
             retrieval: m.retrieval.clone(),
             affordance: m.affordance.clone(),
             outcome: m.outcome.clone(),
+            memory: m.memory.clone(),
         },
     )
     .await
@@ -94,6 +105,25 @@ fn samples() -> Vec<GroundingSample> {
     dataset(2, 11)
 }
 
+/// Two descriptions alike up to `tol` pixels per box edge and 1e-3 per score.
+fn same_description(a: &ViewDescription, b: &ViewDescription, tol: f32) -> Result<(), String> {
+    let why = || format!("{a:?}\nvs\n{b:?}");
+    if a.description != b.description || a.objects.len() != b.objects.len() {
+        return Err(why());
+    }
+    for (x, y) in a.objects.iter().zip(&b.objects) {
+        let scores_alike = x.affordances.len() == y.affordances.len()
+            && x.affordances
+                .iter()
+                .zip(&y.affordances)
+                .all(|(p, q)| p.affordance == q.affordance && (p.score - q.score).abs() < 1e-3);
+        if x.description != y.description || !close(&x.bbox, &y.bbox, tol) || !scores_alike {
+            return Err(why());
+        }
+    }
+    Ok(())
+}
+
 fn close(a: &Box2, b: &Box2, tol: f32) -> bool {
     [(a.x0, b.x0), (a.y0, b.y0), (a.x1, b.x1), (a.y1, b.y1)]
         .iter()
@@ -119,6 +149,7 @@ async fn every_question_comes_back_as_the_stand_in_answers_it() {
         (JsonResponseFormat::JsonObject, BboxFormat::Normalized1000Yx),
     ] {
         let vlm = client(&server.base_url(), format, bbox);
+        let mut described = 0;
         for s in &samples {
             // a crop of the frame, as the product sends an object's or a part's view
             let (w, h) = (s.view.width(), s.view.height());
@@ -162,8 +193,15 @@ async fn every_question_comes_back_as_the_stand_in_answers_it() {
                     }
                     _ => panic!("{}: {got:?} vs {want:?}", s.id),
                 }
+                let got = vlm.describe_view(view).await.expect("describe");
+                let want = m.memory.describe_view(view).await.expect("direct");
+                described += want.objects.len();
+                if let Err(e) = same_description(&got, &want, 1.0) {
+                    panic!("{}: {e}", s.id);
+                }
             }
         }
+        assert!(described > samples.len(), "objects came back: {described}");
     }
 }
 
@@ -216,5 +254,161 @@ async fn an_image_the_simulator_never_rendered_is_refused() {
             assert!(message.contains("not part of any"), "{message}")
         }
         other => panic!("expected a backend error, got {other:?}"),
+    }
+}
+
+/// Two views side by side as one frame, as a wider camera would see both objects: `b`'s
+/// instance ids +10, its part ids +1000, its object a fixture when `b_fixed`.
+fn side_by_side(a: &Observation, b: &Observation, b_fixed: bool) -> Observation {
+    let (ga, gb) = (
+        a.ground_truth.as_ref().expect("truth"),
+        b.ground_truth.as_ref().expect("truth"),
+    );
+    let (w, h) = (a.width() + b.width(), a.height().max(b.height()));
+    let n = (w * h) as usize;
+    let (mut rgb, mut inst, mut part) = (vec![[100u8; 3]; n], vec![0u32; n], vec![0u32; n]);
+    for (view, gt, dx, di, dp) in [(a, ga, 0, 0, 0), (b, gb, a.width(), 10, 1000)] {
+        for (x, y, px) in view.rgb.enumerate() {
+            let k = (y * w + x + dx) as usize;
+            rgb[k] = *px;
+            let (i, p) = (gt.instance_ids.pixels(), gt.part_ids.pixels());
+            let j = (y * view.width() + x) as usize;
+            inst[k] = if i[j] == 0 { 0 } else { i[j] + di };
+            part[k] = if p[j] == 0 { 0 } else { p[j] + dp };
+        }
+    }
+    let mut instances = ga.instances.clone();
+    for (id, i) in &gb.instances {
+        let mut i = i.clone();
+        i.id = id + 10;
+        i.fixed = b_fixed;
+        instances.insert(id + 10, i);
+    }
+    let mut parts = ga.parts.clone();
+    for (id, p) in &gb.parts {
+        let mut p = p.clone();
+        p.id = id + 1000;
+        p.instance += 10;
+        parts.insert(id + 1000, p);
+    }
+    Observation {
+        rgb: asp_core::RgbImage::from_vec(w, h, rgb).expect("rgb"),
+        depth: None,
+        ground_truth: Some(GroundTruth {
+            instance_ids: asp_core::LabelImage::from_vec(w, h, inst).expect("instances"),
+            part_ids: asp_core::LabelImage::from_vec(w, h, part).expect("parts"),
+            instances,
+            parts,
+        }),
+    }
+}
+
+/// `gt`'s instances of `min_pixels` pixels or more, largest first: (id, mask box, pixels).
+fn visible_instances(gt: &GroundTruth, min_pixels: u64) -> Vec<(u32, Box2, u64)> {
+    let mut out: Vec<(u32, Box2, u64)> = gt
+        .instances
+        .keys()
+        .filter_map(|&id| {
+            let mask = gt.instance_mask(id);
+            let rect = mask.bounding_rect()?;
+            (mask.area() >= min_pixels).then(|| (id, rect.to_box(), mask.area()))
+        })
+        .collect();
+    out.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_view_is_described_with_the_visible_objects_their_boxes_and_affordances() {
+    let mut m = models();
+    m.memory = Arc::new(SimulatedMemoryVlm::new(SimulatedMemoryParams::noiseless(3)));
+    let frames = Arc::new(FrameLog::new(64));
+    let server = serve(&m, &frames).await;
+    // frames of two objects each, the second a fixture (furniture: placed on, not picked)
+    // every other time; each frame and a crop of it are described
+    let samples = samples();
+    let mut views: Vec<(String, Observation)> = Vec::new();
+    for (i, pair) in samples.chunks_exact(2).enumerate() {
+        let frame = side_by_side(&pair[0].view, &pair[1].view, i % 2 == 0);
+        frames.record(&frame.rgb, frame.ground_truth.as_ref().expect("truth"));
+        let (w, h) = (frame.width(), frame.height());
+        let inner = frame.crop(&PixelRect {
+            x0: 3,
+            y0: 2,
+            x1: w - 2,
+            y1: h - 1,
+        });
+        let id = format!("{} + {}", pair[0].id, pair[1].id);
+        views.push((format!("{id} (crop)"), inner));
+        views.push((id, frame));
+    }
+    let pixels = client(
+        &server.base_url(),
+        JsonResponseFormat::JsonSchema,
+        BboxFormat::Pixels,
+    );
+    let yx = client(
+        &server.base_url(),
+        JsonResponseFormat::JsonObject,
+        BboxFormat::Normalized1000Yx,
+    );
+    let (mut picked, mut placed, mut opened) = (0, 0, 0);
+    let min = u64::from(SimulatedMemoryParams::default().min_pixels);
+    for (id, view) in &views {
+        let gt = view.ground_truth.as_ref().expect("truth");
+        let want = visible_instances(gt, min);
+        assert_eq!(want.len(), 2, "{id}: both objects are in view");
+        let d = pixels.describe_view(view).await.expect("describe");
+        assert_eq!(d.objects.len(), want.len(), "{id}: {d:?}");
+        assert!(d.description.starts_with("a view of "), "{id}: {d:?}");
+        for (o, (instance, mask_box, _)) in d.objects.iter().zip(&want) {
+            let truth = &gt.instances[instance];
+            // the ground truth's description without its article
+            assert_eq!(
+                truth.description.strip_prefix("a "),
+                Some(o.description.as_str()),
+                "{id}: {o:?} vs {truth:?}"
+            );
+            assert!(close(&o.bbox, mask_box, 0.5), "{id}: {o:?} vs {mask_box:?}");
+            let kinds: Vec<ViewAffordance> = o.affordances.iter().map(|a| a.affordance).collect();
+            if truth.fixed {
+                assert_eq!(kinds.first(), Some(&ViewAffordance::Place), "{id}: {o:?}");
+                placed += 1;
+            } else {
+                assert_eq!(kinds.first(), Some(&ViewAffordance::Pick), "{id}: {o:?}");
+                picked += 1;
+            }
+            let drawer = gt
+                .parts
+                .values()
+                .any(|p| p.instance == *instance && p.skills.contains(&asp_core::Skill::HookPull));
+            let opens =
+                kinds.contains(&ViewAffordance::Open) && kinds.contains(&ViewAffordance::Close);
+            assert_eq!(opens, drawer, "{id}: {o:?}");
+            opened += usize::from(opens);
+            assert!(o.affordances.iter().all(|a| (0.0..=1.0).contains(&a.score)));
+        }
+        // the same question with Gemini-style boxes: the same boxes, to a pixel or two
+        let g = yx.describe_view(view).await.expect("describe, 0-1000 y-x");
+        if let Err(e) = same_description(&g, &d, 2.0) {
+            panic!("{id}: {e}");
+        }
+    }
+    assert!(
+        picked > 0 && placed > 0 && opened > 0,
+        "{picked} {placed} {opened}"
+    );
+    // an image the simulator never rendered is refused
+    let mut other = views[0].1.clone();
+    other.rgb = asp_core::RgbImage::filled(other.width(), other.height(), [1, 2, 3]);
+    match pixels
+        .describe_view(&other)
+        .await
+        .expect_err("never rendered")
+    {
+        ModelError::Backend { message, .. } => {
+            assert!(message.contains("not part of any"), "{message}")
+        }
+        e => panic!("expected a backend error, got {e:?}"),
     }
 }

@@ -23,6 +23,52 @@ pub struct AgentConfig {
     /// alike. Default `preempt`, as Nav2 does.
     #[garde(skip)]
     pub when_busy: WhenBusy,
+    #[garde(dive)]
+    pub building_memory: BuildingMemoryConfig,
+}
+
+/// The building memory (Affordance RAG, SPEC §3): what the robot saw on its tours,
+/// built by `asp memory build --bag` and consulted for objects out of view.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct BuildingMemoryConfig {
+    /// Database file, relative to `paths.data_dir`. Default `building_memory.redb`.
+    #[garde(skip)]
+    pub database: std::path::PathBuf,
+    /// The building the memory is of; a file of another site is refused. Default
+    /// `default`.
+    #[garde(length(min = 1))]
+    pub site: String,
+    /// Instances further than this from the camera are not placed (depth past it is
+    /// too coarse to send the robot to). Default 6.0 m.
+    #[garde(range(min = 0.5, max = 50.0))]
+    pub max_instance_range_m: f32,
+    /// `object_retrieval` asks the memory when the live map, its looks and its search
+    /// found nothing: the base drives to where a remembered view showed the object and
+    /// looks again. Default true (no memory file: nothing is asked).
+    #[garde(skip)]
+    pub recall: bool,
+    /// A remembered object counts as what was asked for at this cosine of the request
+    /// and its description (text embedder) or above. Default 0.5.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub min_relevance: f32,
+    /// Remembered places visited for one request at most, best first (one object seen
+    /// twice on the tour, or two alike). Default 3.
+    #[garde(range(min = 1, max = 20))]
+    pub max_places: usize,
+}
+
+impl Default for BuildingMemoryConfig {
+    fn default() -> Self {
+        Self {
+            database: "building_memory.redb".into(),
+            site: "default".into(),
+            max_instance_range_m: 6.0,
+            recall: true,
+            min_relevance: 0.5,
+            max_places: 3,
+        }
+    }
 }
 
 /// What agent_node does with a goal that arrives while another runs.

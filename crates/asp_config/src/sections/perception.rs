@@ -644,6 +644,11 @@ pub struct ExploreConfig {
     /// Default 6.
     #[garde(range(min = 1, max = 36))]
     pub headings: usize,
+    /// Record the tour's views (the explore camera's colour, depth, camera info and
+    /// pose on `/tf`) to this rosbag2 MCAP file, relative to `paths.data_dir`, for
+    /// `asp memory build --bag`. Empty (default): no recording.
+    #[garde(skip)]
+    pub record: std::path::PathBuf,
     /// Stops at most, the start included. Default 24 (the apartment takes about 12).
     #[garde(range(min = 1, max = 1000))]
     pub max_stops: usize,
@@ -698,6 +703,7 @@ impl Default for ExploreConfig {
             enabled: false,
             camera: "head".into(),
             headings: 6,
+            record: std::path::PathBuf::new(),
             max_stops: 24,
             max_travel_m: 150.0,
             resolution: 0.1,

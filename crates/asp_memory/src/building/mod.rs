@@ -20,44 +20,21 @@ mod cluster;
 mod retrieve;
 mod store;
 mod summarise;
+mod views;
 
 use asp_core::models::{ModelError, TextEmbedder};
 use serde::{Deserialize, Serialize};
 
 pub use cluster::{ClusterParams, cluster};
 pub use retrieve::{
-    EmbeddingJudge, InstanceJudge, Query, RetrievalParams, Retrieved, flat_retrieve, retrieve,
+    EmbeddingJudge, InstanceJudge, Query, RememberedPlace, RetrievalParams, Retrieved,
+    flat_retrieve, recall_places, retrieve,
 };
 pub use store::{BUILDING_FORMAT, BuildingMemory};
 pub use summarise::{KeywordSummariser, Summariser};
+pub use views::view_from_frame;
 
-/// What an instance lets the robot do with it (SPEC §3.1: pick and place primary).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Affordance {
-    Pick,
-    Place,
-    Open,
-    Close,
-}
-
-impl Affordance {
-    pub fn name(self) -> &'static str {
-        match self {
-            Affordance::Pick => "pick",
-            Affordance::Place => "place",
-            Affordance::Open => "open",
-            Affordance::Close => "close",
-        }
-    }
-}
-
-/// One (affordance, score) of an instance, score in [0, 1].
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct AffordanceScore {
-    pub affordance: Affordance,
-    pub score: f32,
-}
+pub use asp_core::models::{ViewAffordance as Affordance, ViewAffordanceScore as AffordanceScore};
 
 /// An object instance a VLM found in a view (levels 1–2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

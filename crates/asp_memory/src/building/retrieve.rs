@@ -244,3 +244,98 @@ pub fn flat_retrieve(memory: &Hierarchy, visual: &[f32], top: usize) -> Vec<Retr
         .collect();
     best(ranked, top)
 }
+
+/// A remembered object to go and look at: where it was seen and from where.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RememberedPlace {
+    /// Index into [`Hierarchy::views`] and into that view's instances.
+    pub view: u32,
+    pub instance: u32,
+    /// The object's description and position (map frame).
+    pub description: String,
+    pub position: [f64; 3],
+    /// Cosine of the request and the description.
+    pub relevance: f32,
+    /// Where the camera stood (x, y) and looked (yaw) when it saw the object: places the
+    /// robot has been, facing it; the nearest first (a closer look segments better),
+    /// those closer than [`TOO_CLOSE_M`] last.
+    pub viewpoints: Vec<([f64; 2], f64)>,
+}
+
+/// A viewpoint this close to the object sees only part of it (or stands in it).
+pub const TOO_CLOSE_M: f64 = 0.7;
+
+/// Two remembered objects this close are one (seen from two views).
+const SAME_PLACE_M: f64 = 0.5;
+
+/// The places the memory saw what `query` asks for (an object that may have gone out of
+/// view), best first: among the views retrieval leads to, the placed instances whose
+/// description is at least `min_relevance` like the request, one per place, none near
+/// `exclude` (places looked at already and found empty), at most `max`.
+pub fn recall_places(
+    memory: &Hierarchy,
+    query: &Query<'_>,
+    params: &RetrievalParams,
+    min_relevance: f32,
+    exclude: &[[f64; 3]],
+    max: usize,
+) -> Vec<RememberedPlace> {
+    let near = |a: &[f64; 3], b: &[f64; 3]| {
+        ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+            < SAME_PLACE_M
+    };
+    let mut places: Vec<RememberedPlace> = Vec::new();
+    for r in retrieve(memory, query, params, &EmbeddingJudge) {
+        let v = &memory.views[r.view as usize];
+        for (i, inst) in v.instances.iter().enumerate() {
+            let Some(position) = inst.position else {
+                continue;
+            };
+            let relevance = cosine_similarity(query.text, &inst.embedding);
+            if relevance < min_relevance || exclude.iter().any(|e| near(e, &position)) {
+                continue;
+            }
+            let viewpoint = ([v.position[0], v.position[1]], v.yaw);
+            match places.iter_mut().find(|p| near(&p.position, &position)) {
+                // the same object from another view: another viewpoint, and the better
+                // match's description
+                Some(p) => {
+                    if !p.viewpoints.contains(&viewpoint) {
+                        p.viewpoints.push(viewpoint);
+                    }
+                    if relevance > p.relevance {
+                        p.view = r.view;
+                        p.instance = i as u32;
+                        p.description = inst.description.clone();
+                        p.position = position;
+                        p.relevance = relevance;
+                    }
+                }
+                None => places.push(RememberedPlace {
+                    view: r.view,
+                    instance: i as u32,
+                    description: inst.description.clone(),
+                    position,
+                    relevance,
+                    viewpoints: vec![viewpoint],
+                }),
+            }
+        }
+    }
+    for p in &mut places {
+        let at = p.position;
+        let key = |v: &([f64; 2], f64)| {
+            let d = (v.0[0] - at[0]).hypot(v.0[1] - at[1]);
+            if d < TOO_CLOSE_M { d + 1e3 } else { d }
+        };
+        p.viewpoints.sort_by(|a, b| key(a).total_cmp(&key(b)));
+    }
+    places.sort_by(|a, b| {
+        b.relevance
+            .total_cmp(&a.relevance)
+            .then(a.view.cmp(&b.view))
+            .then(a.instance.cmp(&b.instance))
+    });
+    places.truncate(max);
+    places
+}

@@ -173,6 +173,7 @@ pub fn render(
                     id: b.id,
                     name: b.name.into(),
                     description: b.description.into(),
+                    fixed: false,
                 },
             )
         })
