@@ -520,3 +520,71 @@ fn relation_words_no_list_knows_are_read_by_meaning_or_asked_about() {
     assert_eq!(steps[0]["object"]["name"], "key", "{out}");
     assert_eq!(steps[0]["object"]["relation"]["kind"], "under", "{out}");
 }
+
+/// `asp memory build --bag` on a bag recorded in simulation (the default world's head
+/// camera turned round in place, with ground truth) builds the building memory through
+/// the VLM stand-in, and `asp memory find` answers from it; misuse is named.
+#[test]
+fn memory_build_from_a_recorded_tour_and_find() {
+    use asp_core::robot::BaseNavigation;
+    let dir = tempfile::tempdir().unwrap();
+    let data = format!("/**.paths.data_dir={}", dir.path().display());
+    let cfg = asp_config::ConfigLoader::new()
+        .dir(std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../config"))
+        .unwrap()
+        .set(&data)
+        .unwrap()
+        .load()
+        .unwrap();
+    let sim = asp_simulation::simulation(&cfg, None).unwrap();
+    let bag = dir.path().join("tour.mcap");
+    let mut recorder =
+        asp_perception::record::TourRecorder::create(&bag, &cfg.config.object_map_node.replay)
+            .unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let start = runtime.block_on(sim.base_pose()).unwrap();
+    for k in 0..4 {
+        let heading = start.theta + k as f32 * std::f32::consts::FRAC_PI_3 / 2.0;
+        sim.with_state_mut(|s| {
+            s.robot.base.theta = heading;
+            s.time += 1.0;
+        });
+        recorder.record(&sim.render("head").unwrap()).unwrap();
+    }
+    assert_eq!(recorder.finish().unwrap(), 4);
+
+    let (code, out, err) = asp(&[
+        "memory",
+        "build",
+        "--bag",
+        bag.to_str().unwrap(),
+        "--set",
+        &data,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("4 views added"), "{out}");
+    assert!(dir.path().join("building_memory.redb").exists());
+    let (code, out, err) = asp(&["memory", "find", "--query", "the mug", "--set", &data]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("views of 4"), "{out}");
+    assert!(out.contains("mug"), "{out}");
+
+    // misuse: no bag, no query, a missing bag, flags of another action
+    let (code, _, err) = asp(&["memory", "build", "--set", &data]);
+    assert_eq!(code, 64, "{err}");
+    assert!(err.contains("--bag"), "{err}");
+    let (code, _, err) = asp(&["memory", "find", "--query", " ", "--set", &data]);
+    assert_eq!(code, 64, "{err}");
+    let (code, _, err) = asp(&[
+        "memory",
+        "build",
+        "--bag",
+        "/nonexistent/tour.mcap",
+        "--set",
+        &data,
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("/nonexistent/tour.mcap"), "{err}");
+    let (code, _, err) = asp(&["memory", "show", "--query", "mug", "--set", &data]);
+    assert_eq!(code, 64, "{err}");
+}
