@@ -1033,12 +1033,20 @@ impl MapService {
         {
             return Ok((!h.views.is_empty()).then(|| Arc::clone(h)));
         }
-        let memory = asp_memory::building::BuildingMemory::open(&path, &m.site).map_err(|e| {
-            ServiceError::new(
-                FailureKind::InvalidArgument,
-                format!("agent_node.building_memory: {e}"),
-            )
-        })?;
+        let memory = match asp_memory::building::BuildingMemory::open(&path, &m.site) {
+            Ok(memory) => memory,
+            // `asp memory build` is adding a tour: this request goes without the memory
+            Err(e @ asp_memory::MemoryError::Held { .. }) => {
+                warn!("building memory not consulted: {e}");
+                return Ok(None);
+            }
+            Err(e) => {
+                return Err(ServiceError::new(
+                    FailureKind::InvalidArgument,
+                    format!("agent_node.building_memory: {e}"),
+                ));
+            }
+        };
         let h = Arc::new(memory.hierarchy().clone());
         st.building = Some((modified, Arc::clone(&h)));
         Ok((!h.views.is_empty()).then_some(h))
