@@ -237,11 +237,8 @@ pub fn memory_build(cfg: &LoadedConfig, bag: &Path) -> ExitCode {
         };
         let tap: Option<asp_system::tour_memory::FrameTap> = standin.as_ref().map(|s| {
             let log = Arc::clone(s.frames());
-            Arc::new(move |f: &asp_core::RgbdFrame| {
-                if let Some(gt) = &f.ground_truth {
-                    log.record(&f.rgb, gt);
-                }
-            }) as asp_system::tour_memory::FrameTap
+            Arc::new(move |f: &asp_core::RgbdFrame| log.record_frame(f))
+                as asp_system::tour_memory::FrameTap
         });
         let started = std::time::Instant::now();
         let mut progress = |views: usize| {

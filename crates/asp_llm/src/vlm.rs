@@ -326,6 +326,19 @@ impl OpenAiVlm {
     }
 }
 
+/// How a box is written in `format`, as the prompts say it.
+fn box_convention(format: BboxFormat) -> &'static str {
+    match format {
+        BboxFormat::Pixels => {
+            "[x0, y0, x1, y1] in pixels of this image, x to the right and y down from the \
+             top-left corner."
+        }
+        BboxFormat::Normalized1000Yx => {
+            "[ymin, xmin, ymax, xmax], each scaled to 0-1000 of the image height or width."
+        }
+    }
+}
+
 /// A box the VLM gave in `format` about the image it was sent (`sent`: width, height),
 /// in pixels of the original image (`original`), clamped to it; `Err` when it has a
 /// non-finite number or is empty once clamped (inverted, or wholly outside the image).
@@ -433,21 +446,15 @@ impl AffordanceVlm for OpenAiVlm {
         view: &Observation,
     ) -> Result<Option<PartLocation>, ModelError> {
         let enc = self.encode(view)?;
-        let instructions = match self.settings.bbox_format {
-            BboxFormat::Pixels => {
-                "Give its bounding box as \"bbox\": [x0, y0, x1, y1] in pixels of this image, \
-                 x to the right and y down from the top-left corner."
-            }
-            BboxFormat::Normalized1000Yx => {
-                "Give its bounding box as \"bbox\": [ymin, xmin, ymax, xmax], each scaled \
-                 to 0-1000 of the image height or width."
-            }
-        };
+        let instructions = format!(
+            "Give its bounding box as \"bbox\": {}",
+            box_convention(self.settings.bbox_format)
+        );
         let prompt = LOCATE
             .replace("{part}", part)
             .replace("{width}", &enc.width.to_string())
             .replace("{height}", &enc.height.to_string())
-            .replace("{bbox_instructions}", instructions);
+            .replace("{bbox_instructions}", &instructions);
         let (ow, oh) = (view.width() as f32, view.height() as f32);
         let (sw, sh) = (enc.width as f32, enc.height as f32);
         let format = self.settings.bbox_format;
@@ -495,16 +502,7 @@ impl OutcomeVlm for OpenAiVlm {
 impl MemoryVlm for OpenAiVlm {
     async fn describe_view(&self, view: &Observation) -> Result<ViewDescription, ModelError> {
         let enc = self.encode(view)?;
-        let instructions = match self.settings.bbox_format {
-            BboxFormat::Pixels => {
-                "[x0, y0, x1, y1] in pixels of this image, x to the right and y down from \
-                 the top-left corner."
-            }
-            BboxFormat::Normalized1000Yx => {
-                "[ymin, xmin, ymax, xmax], each scaled to 0-1000 of the image height or \
-                 width."
-            }
-        };
+        let instructions = box_convention(self.settings.bbox_format);
         let prompt = DESCRIBE
             .replace("{width}", &enc.width.to_string())
             .replace("{height}", &enc.height.to_string())

@@ -34,9 +34,7 @@ pub async fn start_vlm_standin(
     let frames = Arc::new(FrameLog::new(s.frames_kept));
     let log = Arc::clone(&frames);
     sim.set_frame_tap(Some(Arc::new(move |f: &asp_core::RgbdFrame| {
-        if let Some(gt) = &f.ground_truth {
-            log.record(&f.rgb, gt);
-        }
+        log.record_frame(f)
     })));
     let server = VlmStandIn::start(bind, frames, models)
         .await

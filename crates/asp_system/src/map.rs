@@ -887,6 +887,22 @@ impl MapService {
     }
 
     /// Adds a keyframe of every mapping camera, from where the robot is now.
+    /// Takes each of `looks` (a mapping arm pose, or none) in turn and adds the mapping
+    /// cameras' keyframes from it.
+    async fn look_from_here(
+        &self,
+        st: &mut MapState,
+        looks: &[Option<usize>],
+        cancel: &CancellationToken,
+    ) -> Result<(), ServiceError> {
+        for look in looks {
+            self.take_pose(look.map(|l| self.mapping.arm_poses[l].as_str()), cancel)
+                .await;
+            self.capture_keyframes(st).await?;
+        }
+        Ok(())
+    }
+
     async fn capture_keyframes(&self, st: &mut MapState) -> Result<(), ServiceError> {
         for camera in &self.mapping.cameras {
             let frame = self.capture("camera", camera).await?;
@@ -983,11 +999,7 @@ impl MapService {
                 blocked[side] = true;
                 continue;
             }
-            for look in &looks {
-                self.take_pose(look.map(|l| self.mapping.arm_poses[l].as_str()), &cancel)
-                    .await;
-                self.capture_keyframes(st).await?;
-            }
+            self.look_from_here(st, &looks, &cancel).await?;
             let found = self.retrieve_in_map(st, query).await?;
             if !found.keys.is_empty() {
                 // a match at the edge of a view is one model's word: the closer view
@@ -1130,11 +1142,7 @@ impl MapService {
                 st.seen_poses.clear();
                 st.seen_from = self.base.base_pose().await.ok();
                 st.placed_at = st.seen_from;
-                for look in &looks {
-                    self.take_pose(look.map(|l| self.mapping.arm_poses[l].as_str()), &cancel)
-                        .await;
-                    self.capture_keyframes(st).await?;
-                }
+                self.look_from_here(st, &looks, &cancel).await?;
                 st.seen_poses = looks.iter().flatten().copied().collect();
                 let mut found = self.retrieve_in_map(st, query).await?;
                 let last = k + 1 == place.viewpoints.len().min(VIEWPOINTS_TRIED);
@@ -1196,11 +1204,7 @@ impl MapService {
             );
             return Ok(InFront::Already);
         }
-        for look in looks {
-            self.take_pose(look.map(|l| self.mapping.arm_poses[l].as_str()), cancel)
-                .await;
-            self.capture_keyframes(st).await?;
-        }
+        self.look_from_here(st, looks, cancel).await?;
         let again = self.retrieve_in_map(st, &found.query).await?;
         Ok(if again.keys.is_empty() {
             InFront::NotConfirmed

@@ -69,11 +69,7 @@ async fn an_explored_tour_is_recorded_and_becomes_a_building_memory_that_finds_o
         vlm,
         Arc::clone(&models.text_embedder),
         Arc::clone(&models.image_embedder),
-        Some(Arc::new(move |f: &asp_core::RgbdFrame| {
-            if let Some(gt) = &f.ground_truth {
-                log.record(&f.rgb, gt);
-            }
-        })),
+        Some(Arc::new(move |f: &asp_core::RgbdFrame| log.record_frame(f))),
         &mut |n| progress.push(n),
     )
     .await

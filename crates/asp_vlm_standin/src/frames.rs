@@ -129,6 +129,13 @@ impl FrameLog {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Records a simulated frame (one with ground truth); a real camera's is skipped.
+    pub fn record_frame(&self, frame: &asp_core::RgbdFrame) {
+        if let Some(gt) = &frame.ground_truth {
+            self.record(&frame.rgb, gt);
+        }
+    }
+
     /// Records a rendered frame; the oldest goes when the log is full.
     pub fn record(&self, rgb: &RgbImage, gt: &GroundTruth) {
         let d = digest(rgb);
