@@ -1107,6 +1107,17 @@ fn refine_sense(sense: Sense, verb: &str, particles: &[String], rest: &[Tok]) ->
     });
     let first = verb.split(' ').next().unwrap_or(verb);
     match sense {
+        // "leave the binder on the counter": where it is to stay is a place to put it;
+        // "leave the drawer open", "leave the cup on the table alone" rule it out
+        Sense::Leave
+            if !object_words.contains(&"alone")
+                && rest.windows(2).any(|w| {
+                    matches!(w[0].w.as_str(), "on" | "onto" | "in" | "into" | "inside")
+                        && find(DETERMINERS, &w[1].w).is_some()
+                }) =>
+        {
+            Sense::Put
+        }
         Sense::Push
         | Sense::Pull
         | Sense::Act(Verb::Close, None)
@@ -1993,6 +2004,29 @@ mod tests {
         );
         // "after" that starts no request is left alone
         assert_eq!(plan("grab the cup after the plate").len(), 1);
+    }
+
+    #[test]
+    fn leaving_something_somewhere_puts_it_there_and_leaving_it_alone_does_not() {
+        let steps = plan("leave the red binder on the kitchen counter");
+        assert_eq!(steps.len(), 2, "{steps:?}");
+        assert_eq!(steps[1].object.name, "binder");
+        let place = steps[1].location.as_ref().unwrap();
+        assert_eq!(
+            (place.name.as_str(), place.room.as_deref()),
+            ("counter", Some("kitchen"))
+        );
+        let steps = plan("pick up the cup and leave it in the sink");
+        assert_eq!(
+            steps.last().unwrap().location.as_ref().unwrap().name,
+            "sink"
+        );
+        // a state to keep, or the object ruled out: nothing is placed
+        let steps = plan("close the cabinet but leave the drawer open");
+        assert_eq!(steps.len(), 1, "{steps:?}");
+        let steps = plan("leave the cup on the table alone and bring me the apple");
+        assert!(steps.iter().all(|s| s.location.is_none()), "{steps:?}");
+        assert!(steps.iter().all(|s| s.object.name != "cup"), "{steps:?}");
     }
 
     #[test]

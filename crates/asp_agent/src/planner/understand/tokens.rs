@@ -240,6 +240,11 @@ pub fn singular(word: &str) -> String {
         "minus",
         "fries",
         "nuts",
+        "thermos",
+        "atlas",
+        "cosmos",
+        "chaos",
+        "kudos",
         // one die is "dice" in everyday speech and in detector vocabularies
         "dice",
     ];
@@ -263,6 +268,8 @@ pub fn singular(word: &str) -> String {
         ("tomatoes", "tomato"),
         ("mangoes", "mango"),
         ("heroes", "hero"),
+        ("thermoses", "thermos"),
+        ("atlases", "atlas"),
     ];
     // pairs named as one thing stay as said ("socks" would be one sock otherwise)
     let keep_pairs = ["socks", "shoes", "boots", "gloves", "slippers", "keys"];
@@ -355,6 +362,10 @@ mod tests {
         assert_eq!(singular("scissors"), "scissors");
         assert_eq!(singular("glass"), "glass");
         assert_eq!(singular("tomatoes"), "tomato");
+        // a singular that ends in -os: "the thermos", and "both thermoses"
+        assert_eq!(singular("thermos"), "thermos");
+        assert_eq!(singular("thermoses"), "thermos");
+        assert_eq!(singular("photos"), "photo");
         assert!(gerund_bases("closing").contains(&"close".to_owned()));
         assert!(gerund_bases("grabbing").contains(&"grab".to_owned()));
         assert!(gerund_bases("turning").contains(&"turn".to_owned()));
