@@ -347,5 +347,35 @@ pub fn memory_find(cfg: &LoadedConfig, query: &str) -> ExitCode {
             println!("      {} at {at}", o.description);
         }
     }
+    // what object_retrieval goes to look at when the live map lacks it
+    let places = asp_memory::building::recall_places(
+        h,
+        &Query {
+            instruction: query,
+            text: &vector,
+            visual: &vector,
+            affordance: None,
+            heights: None,
+        },
+        &RetrievalParams::default(),
+        mem_cfg.min_relevance,
+        &[],
+        mem_cfg.max_places,
+    );
+    if places.is_empty() {
+        println!(
+            "recall: no remembered object is {:.2} or more like it (agent_node.building_memory.min_relevance)",
+            mem_cfg.min_relevance
+        );
+    }
+    for p in &places {
+        let from = p.viewpoints.first().map_or("-".to_owned(), |(xy, yaw)| {
+            format!("({:.2}, {:.2}, {:.0}°)", xy[0], xy[1], yaw.to_degrees())
+        });
+        println!(
+            "recall: {:.3} {} at ({:.2}, {:.2}, {:.2}), looked at from {from}",
+            p.relevance, p.description, p.position[0], p.position[1], p.position[2]
+        );
+    }
     ExitCode::SUCCESS
 }

@@ -568,6 +568,13 @@ fn memory_build_from_a_recorded_tour_and_find() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("views of 4"), "{out}");
     assert!(out.contains("mug"), "{out}");
+    // and what object_retrieval would go and look at
+    assert!(
+        out.lines().any(|l| l.starts_with("recall: ")
+            && l.contains("mug")
+            && l.contains("looked at from")),
+        "{out}"
+    );
 
     // misuse: no bag, no query, a missing bag, flags of another action
     let (code, _, err) = asp(&["memory", "build", "--set", &data]);

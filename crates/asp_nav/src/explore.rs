@@ -41,8 +41,14 @@ pub struct ExploreParams {
     /// A frontier shorter than this (metres of cells) is a gap in the readings, not a
     /// way on.
     pub min_frontier: Real,
-    /// Free cells this near an occupied one are not stood on (the base's radius).
+    /// Free cells this near an occupied one are not stood on (the base's radius: it
+    /// turns there).
     pub clearance: Real,
+    /// Cells this near an occupied one are not driven through (the base's inscribed
+    /// half-width and a margin); between this and `clearance` the base passes, at a
+    /// cost, as Nav2 does between the inscribed and the circumscribed radius: a doorway
+    /// narrower than twice `clearance` is still a way on.
+    pub pass_clearance: Real,
     /// The base stops within this distance of a frontier (the camera sees beyond it
     /// from there).
     pub approach: Real,
@@ -65,6 +71,7 @@ impl Default for ExploreParams {
             pixel_step: 4,
             min_frontier: 0.5,
             clearance: 0.35,
+            pass_clearance: 0.3,
             approach: 1.0,
             revisit_radius: 0.6,
         }
@@ -304,7 +311,8 @@ impl ExplorationMap {
     }
 
     /// Per cell, whether the base may stand there (free) or pass (unknown), farther than
-    /// `clearance` from every occupied cell.
+    /// `clearance` from every occupied cell, or squeeze through (farther than
+    /// `pass_clearance`).
     fn clear_cells(&self) -> Vec<Clear> {
         let (w, h) = (self.grid.width as i64, self.grid.height as i64);
         // brushfire from the occupied cells, in cells (8-connected distance)
@@ -316,7 +324,8 @@ impl ExplorationMap {
                 queue.push_back(k);
             }
         }
-        let limit = self.params.clearance / self.params.resolution + 1.0;
+        let limit =
+            self.params.clearance.max(self.params.pass_clearance) / self.params.resolution + 1.0;
         while let Some(k) = queue.pop_front() {
             let (i, j) = ((k as i64) % w, (k as i64) / w);
             for (di, dj, c) in NEIGHBOURS8 {
@@ -333,12 +342,15 @@ impl ExplorationMap {
             }
         }
         let clear = self.params.clearance / self.params.resolution;
+        let pass = self.params.pass_clearance.min(self.params.clearance) / self.params.resolution;
         self.grid
             .cells()
             .iter()
             .zip(&dist)
             .map(|(&c, &d)| match c {
-                _ if d <= clear => Clear::No,
+                OCCUPIED => Clear::No,
+                _ if d <= pass => Clear::No,
+                _ if d <= clear => Clear::Squeeze,
                 FREE => Clear::Stand,
                 UNKNOWN => Clear::Pass,
                 _ => Clear::No,
@@ -372,6 +384,7 @@ impl ExplorationMap {
                 let factor = match clear[nk] {
                     Clear::Stand => 1.0,
                     Clear::Pass => UNKNOWN_COST,
+                    Clear::Squeeze => SQUEEZE_COST,
                     Clear::No => continue,
                 };
                 let nd = d + c * factor * self.params.resolution;
@@ -471,8 +484,15 @@ enum Clear {
     Stand,
     /// Unknown with clearance: a path may cross it.
     Pass,
+    /// Free or unknown, nearer an obstacle than `clearance` but not than
+    /// `pass_clearance`: a path may squeeze through (a doorway), no stop is made there.
+    Squeeze,
     No,
 }
+
+/// How much more a metre squeezing past an obstacle costs than one over known free
+/// floor (paths keep off walls where there is room).
+const SQUEEZE_COST: Real = 3.0;
 
 /// How much more a metre over unknown floor costs than one over known free floor.
 const UNKNOWN_COST: Real = 2.0;
@@ -574,6 +594,38 @@ mod tests {
         assert!(m.next_stop(Pose2D::new(-1.5, 0.0, 0.0), &[]).is_none());
         // from the far side it is reachable
         assert!(m.next_stop(Pose2D::new(0.8, 0.0, 0.0), &[]).is_some());
+    }
+
+    #[test]
+    fn a_doorway_narrower_than_the_turning_circle_is_squeezed_through_not_stopped_in() {
+        // turning needs 0.5 m all round, passing 0.3: a 0.8 m doorway is a way on
+        let wide_base = ExploreParams {
+            clearance: 0.5,
+            pass_clearance: 0.3,
+            ..params()
+        };
+        let mut m = ExplorationMap::new(Pose2D::new(0.0, 0.0, 0.0), wide_base.clone()).unwrap();
+        fill(&mut m, -3.0, -1.5, 3.0, 1.5, FREE);
+        fill(&mut m, 0.0, -1.5, 0.1, -0.4, OCCUPIED);
+        fill(&mut m, 0.0, 0.4, 0.1, 1.5, OCCUPIED);
+        fill(&mut m, -3.1, -1.6, 3.1, -1.5, OCCUPIED);
+        fill(&mut m, -3.1, 1.5, 3.1, 1.6, OCCUPIED);
+        fill(&mut m, -3.1, -1.6, -3.0, 1.6, OCCUPIED);
+        let stop = m.next_stop(Pose2D::new(-2.0, 0.0, 0.0), &[]).unwrap();
+        // beyond the doorway, not in it
+        assert!(stop.pose.x > 0.6, "{stop:?}");
+        assert!(stop.path_length > 2.6, "{stop:?}");
+        // with passing as wide as turning, the doorway is shut to the base
+        let mut strict = ExplorationMap::new(
+            Pose2D::new(0.0, 0.0, 0.0),
+            ExploreParams {
+                pass_clearance: 0.5,
+                ..wide_base
+            },
+        )
+        .unwrap();
+        strict.grid = m.grid.clone();
+        assert!(strict.next_stop(Pose2D::new(-2.0, 0.0, 0.0), &[]).is_none());
     }
 
     #[test]

@@ -31,6 +31,29 @@ const STALE_KEPT: usize = 64;
 /// Viewpoints of one remembered place looked from before it counts as stale.
 const VIEWPOINTS_TRIED: usize = 2;
 
+/// Where recall looks for a remembered place from, in turn: `reach` from the object
+/// towards the viewpoint the tour saw it from, facing it, then the tour's own viewpoints
+/// (at most [`VIEWPOINTS_TRIED`] in all).
+fn recall_stops(place: &asp_memory::building::RememberedPlace, reach: f64) -> Vec<Pose2D> {
+    let [ox, oy, _] = place.position;
+    let mut stops = Vec::with_capacity(VIEWPOINTS_TRIED);
+    if let Some((from, _)) = place.viewpoints.first() {
+        let (dx, dy) = (from[0] - ox, from[1] - oy);
+        let d = dx.hypot(dy);
+        if d > reach + 0.1 {
+            let (x, y) = (ox + dx / d * reach, oy + dy / d * reach);
+            stops.push(Pose2D::new(x as Real, y as Real, (-dy).atan2(-dx) as Real));
+        }
+    }
+    for (from, yaw) in &place.viewpoints {
+        if stops.len() >= VIEWPOINTS_TRIED {
+            break;
+        }
+        stops.push(Pose2D::new(from[0] as Real, from[1] as Real, *yaw as Real));
+    }
+    stops
+}
+
 /// What the map knows by key.
 struct MapState {
     builder: MapBuilder,
@@ -148,6 +171,7 @@ fn explore_params(
         pixel_step: x.pixel_step,
         min_frontier: x.min_frontier_m,
         clearance: x.clearance_m,
+        pass_clearance: x.pass_clearance_m,
         approach: x.approach_m,
         ..asp_nav::explore::ExploreParams::default()
     }
@@ -1126,12 +1150,14 @@ impl MapService {
                 relevance = place.relevance,
                 "not in the live map; driving to where the building memory saw it"
             );
-            // the nearest viewpoints the tour saw it from; a search from the last
-            for (k, (from, yaw)) in place.viewpoints.iter().take(VIEWPOINTS_TRIED).enumerate() {
+            // first within arm's reach, facing it from the side the tour saw it from
+            // (the mapping looks are made for a table at arm's reach), then from the
+            // nearest viewpoint the tour saw it from; a search from the last
+            let stops = recall_stops(&place, f64::from(self.cfg.config.go_to_node.radius));
+            for (k, pose) in stops.iter().copied().enumerate() {
                 if cancel.is_cancelled() {
                     break;
                 }
-                let pose = Pose2D::new(from[0] as Real, from[1] as Real, *yaw as Real);
                 let nav = self.navigate_near(pose, &cancel).await;
                 if nav.status != TerminalStatus::Succeeded {
                     warn!(
@@ -1145,7 +1171,7 @@ impl MapService {
                 self.look_from_here(st, &looks, &cancel).await?;
                 st.seen_poses = looks.iter().flatten().copied().collect();
                 let mut found = self.retrieve_in_map(st, query).await?;
-                let last = k + 1 == place.viewpoints.len().min(VIEWPOINTS_TRIED);
+                let last = k + 1 == stops.len();
                 if found.keys.is_empty()
                     && last
                     && let Some(again) = self.search(st, query).await?

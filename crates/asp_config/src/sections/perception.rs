@@ -683,6 +683,11 @@ pub struct ExploreConfig {
     /// Default 0.4.
     #[garde(range(min = 0.0, max = 3.0))]
     pub clearance_m: f32,
+    /// Nearer an obstacle than this the base does not drive (its inscribed half-width and
+    /// a margin); between this and `clearance_m` it passes without stopping (doorways),
+    /// metres. Default 0.3.
+    #[garde(range(min = 0.0, max = 3.0))]
+    pub pass_clearance_m: f32,
     /// The base stops within this of a frontier, metres. Default 1.0.
     #[garde(range(min = 0.1, max = 10.0))]
     pub approach_m: f32,
@@ -715,6 +720,7 @@ impl Default for ExploreConfig {
             self_filter_radius_m: 0.7,
             min_frontier_m: 0.5,
             clearance_m: 0.4,
+            pass_clearance_m: 0.3,
             approach_m: 1.0,
             pixel_step: 4,
             object_range_m: 4.0,
