@@ -119,6 +119,29 @@ impl Progress for Bars {
         self.println(&row(result));
         self.bar.inc(1);
     }
+
+    fn touring(&self, world: &str, run: u32) {
+        self.bar
+            .set_message(format!("touring {world} (run {run}) to build its memory"));
+    }
+
+    fn toured(&self, t: &asp_eval::runner::TourResult) {
+        self.println(&format!(
+            "tour of {} (run {}, seed {}): {} stops, {:.0} m, {:.0} m² of floor seen ({}), {} views, {} objects, memory levels {:?}; {:.0} s touring, {:.0} s building",
+            t.world,
+            t.run,
+            t.seed,
+            t.stops,
+            t.travelled_m,
+            t.free_area_m2,
+            t.ended,
+            t.views,
+            t.objects,
+            t.levels,
+            t.tour_s,
+            t.build_s
+        ));
+    }
 }
 
 /// Runs the suite; see the module notes for the exit status.

@@ -26,7 +26,7 @@ use crate::episode::{
 };
 use crate::error::EvalError;
 use crate::report::{EpisodeView, Judgement};
-use crate::suite::{Suite, load_config};
+use crate::suite::{Suite, TourSpec, load_config};
 
 /// A started system under test, as the runner drives it.
 #[async_trait]
@@ -104,6 +104,9 @@ impl Launcher for InProcess {
 pub trait Progress: Send + Sync {
     fn started(&self, _spec: &EpisodeSpec, _index: usize, _total: usize) {}
     fn finished(&self, _result: &EpisodeResult, _index: usize, _total: usize) {}
+    /// A tour (`tour:` in the suite) begins on `world` for `run`, and ended.
+    fn touring(&self, _world: &str, _run: u32) {}
+    fn toured(&self, _tour: &TourResult) {}
 }
 
 /// Hears nothing.
@@ -253,6 +256,87 @@ pub struct SuiteResults {
     /// HTML reports written, one per episode, when asked.
     #[serde(default)]
     pub reports: Vec<PathBuf>,
+    /// The tours the episodes started from (suites with `tour:`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tours: Vec<TourResult>,
+}
+
+/// A tour a suite's episodes started from: the exploration and the memory built from
+/// its recording.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TourResult {
+    /// The world file, as the scenarios name it.
+    pub world: String,
+    pub run: u32,
+    pub seed: u64,
+    pub stops: usize,
+    pub travelled_m: f64,
+    /// Why the exploration ended.
+    pub ended: String,
+    /// Floor seen free, square metres.
+    pub free_area_m2: f64,
+    /// Views recorded and put in the memory, the objects the VLM listed in them, and the
+    /// memory's clusters per level (level 4 first).
+    pub views: usize,
+    pub objects: usize,
+    pub levels: Vec<usize>,
+    /// Wall-clock seconds of the tour and of the memory build.
+    pub tour_s: f64,
+    pub build_s: f64,
+}
+
+/// Tours `scenario`'s world as written (before its setup) from `tour.start` with the
+/// suite's and the tour's parameters, in `dir`; the tour and the memory file its
+/// episodes use.
+async fn tour_world(
+    suite: &Suite,
+    tour: &TourSpec,
+    settings: &EvalSettings,
+    scenario: &Scenario,
+    run: u32,
+    seed: u64,
+    dir: &Path,
+) -> Result<(TourResult, PathBuf), EvalError> {
+    let fail = |message: String| EvalError::Start {
+        scenario: format!("the tour of {}", scenario.spec.world),
+        run,
+        message,
+    };
+    let mut extra = suite.tour_overrides.clone();
+    extra.extend(settings.overrides.iter().cloned());
+    extra.push(format!("common.paths.data_dir={}", dir.display()));
+    let cfg = episode_config(&suite.config(&settings.config_dir, &extra)?, seed);
+    let world_file = asp_sim::scenario::config_root_of(&scenario.file).join(&scenario.spec.world);
+    let world = asp_sim::load_world(&world_file).map_err(|e| fail(e.to_string()))?;
+    let mut spec = scenario.spec.clone();
+    spec.setup = Default::default();
+    spec.robot = tour.start.clone();
+    let before =
+        Scenario::from_parts(&scenario.file, spec, world).map_err(|e| fail(e.to_string()))?;
+    let sim = asp_simulation::scenario_simulation(&cfg, &before, Some(seed))
+        .map_err(|e| fail(e.to_string()))?;
+    let t = asp_simulation::tour::tour_into_memory(&cfg, sim)
+        .await
+        .map_err(|e| fail(e.to_string()))?;
+    let result = TourResult {
+        world: scenario.spec.world.clone(),
+        run,
+        seed,
+        stops: t.stops,
+        travelled_m: f64::from(t.travelled_m),
+        ended: format!("{:?}", t.ended),
+        free_area_m2: f64::from(t.free_area_m2),
+        views: t.memory.views,
+        objects: t.memory.instances,
+        levels: t.memory.levels.clone(),
+        tour_s: t.tour_s,
+        build_s: t.build_s,
+    };
+    // the bag is the memory's source, not needed by the episodes
+    if let Err(e) = std::fs::remove_file(&t.bag) {
+        tracing::warn!(bag = %t.bag.display(), error = %e, "cannot remove the tour's recording");
+    }
+    Ok((result, t.memory.database))
 }
 
 /// Renders every camera of `sim` now.
@@ -403,8 +487,56 @@ pub async fn run_suite(
     let total = suite.scenarios.len() * runs as usize;
     let mut episodes = Vec::with_capacity(total);
     let mut reports = Vec::new();
+    // one tour per world and run, kept for the suite's length
+    let tour_dir = match &suite.spec.tour {
+        Some(_) => Some(tempfile::tempdir().map_err(|e| EvalError::Io {
+            file: std::env::temp_dir(),
+            message: format!("a folder for the tours: {e}"),
+        })?),
+        None => None,
+    };
+    let mut toured: Vec<((String, u32), PathBuf)> = Vec::new();
+    let mut tours = Vec::new();
     for scenario in &suite.scenarios {
         for run in 0..runs {
+            let mut episode_cfg = None;
+            if let (Some(tour), Some(dir)) = (&suite.spec.tour, &tour_dir) {
+                let key = (scenario.spec.world.clone(), run);
+                let memory = match toured.iter().find(|(k, _)| *k == key) {
+                    Some((_, m)) => m.clone(),
+                    None => {
+                        let here = dir.path().join(format!("tour{}", toured.len()));
+                        progress.touring(&scenario.spec.world, run);
+                        let (result, memory) = tour_world(
+                            suite,
+                            tour,
+                            settings,
+                            scenario,
+                            run,
+                            seed.wrapping_add(u64::from(run)),
+                            &here,
+                        )
+                        .instrument(info_span!("tour", world = %scenario.spec.world, run))
+                        .await?;
+                        info!(
+                            world = %result.world,
+                            run,
+                            stops = result.stops,
+                            views = result.views,
+                            tour_s = result.tour_s,
+                            "toured"
+                        );
+                        progress.toured(&result);
+                        tours.push(result);
+                        toured.push((key, memory.clone()));
+                        memory
+                    }
+                };
+                let mut c = cfg.clone();
+                c.config.agent_node.building_memory.database = memory;
+                episode_cfg = Some(c);
+            }
+            let cfg = episode_cfg.as_ref().unwrap_or(&cfg);
             let spec = EpisodeSpec {
                 scenario: scenario.spec.name.clone(),
                 scenario_file: scenario.file.clone(),
@@ -418,7 +550,7 @@ pub async fn run_suite(
             let span = info_span!("episode", scenario = %spec.scenario, run, seed = spec.seed);
             let (result, view) = run_episode(
                 &spec,
-                &cfg,
+                cfg,
                 scenario,
                 launcher,
                 settings.report_dir.is_some(),
@@ -455,6 +587,7 @@ pub async fn run_suite(
         episodes,
         summary,
         reports,
+        tours,
     })
 }
 

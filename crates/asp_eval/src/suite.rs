@@ -38,6 +38,23 @@ pub struct SuiteSpec {
     /// Overrides for every scenario, in file order: `node.key: value`.
     #[serde(default)]
     pub parameters: Mapping,
+    /// A tour before the goals: the robot explores each scenario's world once per run,
+    /// recording its views, and every episode on that world starts with the building
+    /// memory built from the recording (the robot saw the building yesterday).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tour: Option<TourSpec>,
+}
+
+/// How a suite's tours go (`tour:`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TourSpec {
+    /// Where the robot starts exploring. The world toured is the scenario's as written,
+    /// before its `setup` (what moved since the tour moved after it).
+    pub start: RobotStart,
+    /// Overrides for the tour only, after the suite's (the exploration's budget).
+    #[serde(default)]
+    pub parameters: Mapping,
 }
 
 /// A loaded suite: every scenario loaded and every parameter checked.
@@ -48,6 +65,8 @@ pub struct Suite {
     pub scenarios: Vec<Scenario>,
     /// `parameters` in the loader's override syntax, `node.key=value`, in file order.
     pub overrides: Vec<String>,
+    /// `tour.parameters` as overrides.
+    pub tour_overrides: Vec<String>,
 }
 
 /// The folder suites are looked up in: `<config_dir>/suites`.
@@ -104,6 +123,24 @@ pub fn config_root_of(file: &Path) -> PathBuf {
         dir = d.parent();
     }
     file.parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+/// A start pose (`entry` of `file`) with a finite base position and heading.
+fn check_start(file: &Path, entry: &str, start: &RobotStart) -> Result<(), EvalError> {
+    if start
+        .base
+        .iter()
+        .chain([&start.heading_deg])
+        .all(|v| v.is_finite())
+    {
+        Ok(())
+    } else {
+        Err(EvalError::suite(
+            file,
+            entry,
+            format!("base pose must be finite, got {start:?}"),
+        ))
+    }
 }
 
 /// `value` as the right-hand side of a `key=value` override (YAML, one line where it can).
@@ -164,13 +201,15 @@ impl Suite {
             start: None,
             scenarios: vec![file.display().to_string()],
             parameters,
+            tour: None,
         };
-        let overrides = Self::check_parameters(file, &spec.parameters)?;
+        let overrides = Self::check_parameters(file, &spec.parameters, "parameters")?;
         Ok(Suite {
             file: file.to_path_buf(),
             spec,
             scenarios: vec![scenario],
             overrides,
+            tour_overrides: Vec::new(),
         })
     }
 
@@ -188,18 +227,7 @@ impl Suite {
             ));
         }
         if let Some(start) = &spec.start {
-            let finite = start
-                .base
-                .iter()
-                .chain([&start.heading_deg])
-                .all(|v| v.is_finite());
-            if !finite {
-                return Err(EvalError::suite(
-                    file,
-                    "start",
-                    format!("base pose must be finite, got {start:?}"),
-                ));
-            }
+            check_start(file, "start", start)?;
         }
         let root = config_root_of(file);
         let mut scenarios = Vec::with_capacity(spec.scenarios.len());
@@ -233,28 +261,40 @@ impl Suite {
             }
             scenarios.push(sc);
         }
-        let overrides = Self::check_parameters(file, &spec.parameters)?;
+        let overrides = Self::check_parameters(file, &spec.parameters, "parameters")?;
+        let tour_overrides = match &spec.tour {
+            Some(t) => {
+                check_start(file, "tour.start", &t.start)?;
+                Self::check_parameters(file, &t.parameters, "tour.parameters")?
+            }
+            None => Vec::new(),
+        };
         Ok(Suite {
             file: file.to_path_buf(),
             spec,
             scenarios,
             overrides,
+            tour_overrides,
         })
     }
 
     /// The parameters as overrides, each checked on its own against the built-in
     /// defaults (unknown key, wrong type, out of range).
-    fn check_parameters(file: &Path, parameters: &Mapping) -> Result<Vec<String>, EvalError> {
+    fn check_parameters(
+        file: &Path,
+        parameters: &Mapping,
+        entry: &str,
+    ) -> Result<Vec<String>, EvalError> {
         let mut out = Vec::with_capacity(parameters.len());
         for (k, v) in parameters {
             let Some(key) = k.as_str() else {
                 return Err(EvalError::suite(
                     file,
-                    "parameters",
+                    entry,
                     format!("keys are `node.key` strings, found {}", yaml_text(k)),
                 ));
             };
-            let at = format!("parameters.{key}");
+            let at = format!("{entry}.{key}");
             let spec = format!("{key}={}", yaml_text(v));
             ConfigLoader::new()
                 .set(&spec)

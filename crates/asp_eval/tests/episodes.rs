@@ -27,6 +27,7 @@ fn suite(scenarios: &[&str]) -> Suite {
             .map(|s| config_dir().join("scenarios").join(s).display().to_string())
             .collect(),
         parameters: Default::default(),
+        tour: None,
     };
     Suite::from_spec(&config_dir().join("suites/small.yaml"), spec).unwrap()
 }

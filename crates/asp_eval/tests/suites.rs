@@ -88,6 +88,18 @@ fn every_suite_file_loads_with_its_scenarios_and_parameters() {
         "the default world's suite walks every tabletop task"
     );
     // the caller's overrides win over the suite's
+    // the building suite tours its world before the goals, with the tour's own camera
+    let building = Suite::load(resolve("building", &config_dir()).unwrap()).unwrap();
+    let tour = building.spec.tour.as_ref().unwrap();
+    assert!(tour.start.base.iter().all(|v| v.is_finite()));
+    assert!(
+        building
+            .tour_overrides
+            .iter()
+            .any(|o| o.starts_with("object_map_node.mapping.cameras=")),
+        "{:?}",
+        building.tour_overrides
+    );
     let mobile = Suite::load(resolve("mobile", &config_dir()).unwrap()).unwrap();
     let cfg = mobile
         .config(&config_dir(), &["agent_node.mobile=false".into()])
@@ -102,7 +114,7 @@ fn an_unknown_suite_name_lists_the_known_ones() {
     let msg = e.to_string();
     assert!(msg.contains("tabeltop"), "{msg}");
     assert!(
-        msg.contains("known suites: default_world, mobile, tabletop"),
+        msg.contains("known suites: building, default_world, mobile, tabletop"),
         "{msg}"
     );
 }
@@ -182,6 +194,26 @@ fn malformed_suites_name_the_file_the_entry_and_the_problem() {
                 "name: x\nstart: {{base: [0, 0.4], heading_deg: .inf}}\nscenarios: [{apple}]\n"
             ),
             &["start", "must be finite"],
+        ),
+        (
+            "tour_nan.yaml",
+            format!("name: x\nscenarios: [{apple}]\ntour: {{start: {{base: [.nan, 0]}}}}\n"),
+            &["tour.start", "must be finite"],
+        ),
+        (
+            "tour_bad_key.yaml",
+            format!(
+                "name: x\nscenarios: [{apple}]\ntour:\n  start: {{base: [0, 0]}}\n  parameters:\n    object_map_node.mapping.explore.max_stop: 3\n"
+            ),
+            &[
+                "tour.parameters.object_map_node.mapping.explore.max_stop",
+                "max_stop",
+            ],
+        ),
+        (
+            "tour_no_start.yaml",
+            format!("name: x\nscenarios: [{apple}]\ntour: {{parameters: {{}}}}\n"),
+            &["tour", "missing field `start`"],
         ),
     ];
     for (name, text, needles) in cases {

@@ -24,4 +24,6 @@ pub enum SimulationError {
     Skills(#[from] asp_skills::SkillError),
     #[error("agent: {0}")]
     Agent(#[from] asp_agent::AgentError),
+    #[error("tour: {0}")]
+    Tour(String),
 }

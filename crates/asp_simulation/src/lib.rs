@@ -18,6 +18,7 @@ pub mod node;
 pub mod scene;
 pub mod standin;
 pub mod system;
+pub mod tour;
 
 pub use error::SimulationError;
 pub use graph::{SimGraph, start_sim_graph};
