@@ -348,16 +348,10 @@ pub fn memory_find(cfg: &LoadedConfig, query: &str) -> ExitCode {
         }
     }
     // what object_retrieval goes to look at when the live map lacks it
-    let places = asp_memory::building::recall_places(
+    let places = asp_memory::building::recall_request(
         h,
-        &Query {
-            instruction: query,
-            text: &vector,
-            visual: &vector,
-            affordance: None,
-            heights: None,
-        },
-        &RetrievalParams::default(),
+        query,
+        &vector,
         mem_cfg.min_relevance,
         &[],
         mem_cfg.max_places,

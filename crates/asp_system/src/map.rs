@@ -910,7 +910,6 @@ impl MapService {
         })
     }
 
-    /// Adds a keyframe of every mapping camera, from where the robot is now.
     /// Takes each of `looks` (a mapping arm pose, or none) in turn and adds the mapping
     /// cameras' keyframes from it.
     async fn look_from_here(
@@ -927,6 +926,7 @@ impl MapService {
         Ok(())
     }
 
+    /// Adds a keyframe of every mapping camera, from where the robot is now.
     async fn capture_keyframes(&self, st: &mut MapState) -> Result<(), ServiceError> {
         for camera in &self.mapping.cameras {
             let frame = self.capture("camera", camera).await?;
@@ -1098,7 +1098,7 @@ impl MapService {
         st: &mut MapState,
         query: &str,
     ) -> Result<Option<Retrieval>, ServiceError> {
-        use asp_memory::building::{Query, RetrievalParams, recall_places};
+        use asp_memory::building::recall_request;
         let m = &self.cfg.config.agent_node.building_memory;
         if !m.recall {
             return Ok(None);
@@ -1111,16 +1111,10 @@ impl MapService {
             .text_embedder
             .embed_text(query)
             .map_err(|e| ServiceError::new(FailureKind::Perception, e.to_string()))?;
-        let places = recall_places(
+        let places = recall_request(
             &memory,
-            &Query {
-                instruction: query,
-                text: &text,
-                visual: &text,
-                affordance: None,
-                heights: None,
-            },
-            &RetrievalParams::default(),
+            query,
+            &text,
             m.min_relevance,
             &st.stale,
             m.max_places,

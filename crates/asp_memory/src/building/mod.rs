@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 pub use cluster::{ClusterParams, cluster};
 pub use retrieve::{
     EmbeddingJudge, InstanceJudge, Query, RememberedPlace, RetrievalParams, Retrieved,
-    flat_retrieve, recall_places, retrieve,
+    flat_retrieve, recall_places, recall_request, retrieve,
 };
 pub use store::{BUILDING_FORMAT, BuildingMemory};
 pub use summarise::{KeywordSummariser, Summariser};

@@ -268,6 +268,34 @@ pub const TOO_CLOSE_M: f64 = 0.7;
 /// Two remembered objects this close are one (seen from two views).
 const SAME_PLACE_M: f64 = 0.5;
 
+/// [`recall_places`] for an object request as `object_retrieval` makes it: its text and
+/// that text's embedding (a request has no image: the visual query is the text's), no
+/// affordance, the default retrieval parameters. The object map's recall and `asp memory
+/// find` both ask this, so what the command prints is what recall drives to.
+pub fn recall_request(
+    memory: &Hierarchy,
+    instruction: &str,
+    text: &[f32],
+    min_relevance: f32,
+    exclude: &[[f64; 3]],
+    max: usize,
+) -> Vec<RememberedPlace> {
+    recall_places(
+        memory,
+        &Query {
+            instruction,
+            text,
+            visual: text,
+            affordance: None,
+            heights: None,
+        },
+        &RetrievalParams::default(),
+        min_relevance,
+        exclude,
+        max,
+    )
+}
+
 /// The places the memory saw what `query` asks for (an object that may have gone out of
 /// view), best first: among the views retrieval leads to, the placed instances whose
 /// description is at least `min_relevance` like the request, one per place, none near
