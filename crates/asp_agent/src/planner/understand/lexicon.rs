@@ -330,6 +330,11 @@ pub const WANTS: &[&str] = &[
     "i really need",
 ];
 
+/// Wishes that, with a place after the object, wish it there ("I'd like the remote on
+/// the reading table", "I want the books in the box"); "I need the notebook on my desk"
+/// and "can I have the cup on the table" name where it is.
+pub const PLACING_WANTS: &[&str] = &["i want", "i would like", "i would love", "we want"];
+
 /// Ways of ruling an object out ("I don't want the big mug").
 pub const EXCLUSIONS: &[&str] = &[
     "i do not want",

@@ -141,8 +141,9 @@ enum Clause {
         rest: Vec<Tok>,
         by_meaning: Option<VerbMatch>,
     },
-    /// "I need X", "I'd like X".
-    Want(Vec<Tok>),
+    /// "I need X", "I'd like X"; true where a wish says where X is to be ("I'd like the
+    /// remote on the reading table": the state wished for, as "I want the door open").
+    Want(Vec<Tok>, bool),
     /// "not the red one", "don't grab the glass one", "leave the white plate"; with
     /// what follows "but" ("not the red one but the black one").
     Exclude(Vec<Tok>, Option<Vec<Tok>>, Option<(Sense, String)>),
@@ -206,8 +207,23 @@ impl GoalGrammar {
             return refuse(RefusalClass::NoVerb, "the goal is empty");
         }
         let mut d = Discourse::default();
-        for seg in segments(&in_time_order(parentheses_last(toks.clone()))) {
-            let clause = self.classify(&seg);
+        let mut clauses: Vec<Clause> = segments(&in_time_order(parentheses_last(toks.clone())))
+            .iter()
+            .map(|seg| self.classify(seg))
+            .collect();
+        // "I'd like the notebook on my desk, could you get it?": a request after the wish
+        // says what is to be done with it, so the place only tells which one
+        for i in 0..clauses.len() {
+            if matches!(clauses[i], Clause::Want(_, true))
+                && clauses[i + 1..]
+                    .iter()
+                    .any(|c| matches!(c, Clause::Act { .. }))
+                && let Clause::Want(_, placed) = &mut clauses[i]
+            {
+                *placed = false;
+            }
+        }
+        for clause in clauses {
             if let Err(refusal) = self.apply(&mut d, clause) {
                 return refusal;
             }
@@ -337,7 +353,13 @@ impl GoalGrammar {
         for k in 0..=lead {
             for w in WANTS {
                 if starts(seg, k, w) {
-                    return Clause::Want(seg[k + w.split(' ').count()..].to_vec());
+                    let rest = seg[k + w.split(' ').count()..].to_vec();
+                    let placed = PLACING_WANTS.contains(w)
+                        && rest.windows(2).any(|p| {
+                            matches!(p[0].w.as_str(), "on" | "onto" | "in" | "into" | "inside")
+                                && find(DETERMINERS, &p[1].w).is_some()
+                        });
+                    return Clause::Want(rest, placed);
                 }
             }
         }
@@ -436,7 +458,8 @@ impl GoalGrammar {
                 d.unknown_verbs.push(w);
                 Ok(())
             }
-            Clause::Want(rest) => {
+            Clause::Want(rest, true) => self.act(d, Sense::Put, "put", &rest),
+            Clause::Want(rest, false) => {
                 let p = self.reader().parse(&rest);
                 let obj = d
                     .resolve(&p, None)
@@ -2027,6 +2050,37 @@ mod tests {
         let steps = plan("leave the cup on the table alone and bring me the apple");
         assert!(steps.iter().all(|s| s.location.is_none()), "{steps:?}");
         assert!(steps.iter().all(|s| s.object.name != "cup"), "{steps:?}");
+    }
+
+    #[test]
+    fn a_wish_with_a_place_puts_it_there_unless_a_request_follows() {
+        let steps = plan("I'd like the small tv remote on the reading table");
+        assert_eq!(steps.len(), 2, "{steps:?}");
+        assert_eq!(steps[1].verb, Verb::Place);
+        assert_eq!(steps[1].object.name, "tv remote");
+        assert_eq!(steps[1].location.as_ref().unwrap().name, "reading table");
+        let steps = plan("I want the apples in the fruit bowl please");
+        assert_eq!(steps.last().unwrap().verb, Verb::Place, "{steps:?}");
+        // the place tells which one: a need, or a request after the wish
+        for goal in [
+            "I need the notebook on my desk, could you get it for me?",
+            "I'd like the notebook on my desk, could you get it for me?",
+            "can I have the cup on the table",
+        ] {
+            let steps = plan(goal);
+            assert_eq!(steps.len(), 1, "{goal}: {steps:?}");
+            assert_eq!(steps[0].verb, Verb::PickUp, "{goal}");
+            assert_eq!(
+                steps[0].object.name.split(' ').last(),
+                Some(if goal.contains("cup") {
+                    "cup"
+                } else {
+                    "notebook"
+                }),
+                "{goal}"
+            );
+            assert!(steps[0].object.relation.is_some(), "{goal}: {steps:?}");
+        }
     }
 
     #[test]
