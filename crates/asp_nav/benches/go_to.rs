@@ -61,6 +61,7 @@ fn main() {
                 affordance: aff.as_ref().map(|a| a.points()),
                 robot,
                 sweep: None,
+                carried: None,
             };
             let mut times = Vec::with_capacity(REPS);
             let mut last = None;

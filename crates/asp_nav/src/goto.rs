@@ -13,7 +13,7 @@ use tracing::{Instrument, info, info_span, warn};
 
 use crate::codes::{nav_feedback, ours};
 use crate::relocalize::{RelocalizeError, Relocalized, Relocalizer};
-use crate::select::{PartSweep, PoseSelector, Selection, SelectionError, SelectionInput};
+use crate::select::{Carried, PartSweep, PoseSelector, Selection, SelectionError, SelectionInput};
 
 /// One go_to call.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +27,11 @@ pub struct GoToRequest {
     pub affordance: Option<Affordance>,
     /// The occupancy grid (`go_to_node.map_topic`).
     pub grid: OccupancyGrid,
+    /// The object the gripper holds, to put down on the target: its height and its
+    /// footprint radius, metres.
+    pub carried: Option<(asp_core::Real, asp_core::Real)>,
+    /// The other objects' points around the object (where a carried object may go).
+    pub surroundings: Option<PointCloud>,
 }
 
 /// What go_to did.
@@ -146,6 +151,11 @@ impl GoTo {
             affordance: req.affordance.as_ref().map(|a| a.point_cloud.points()),
             robot,
             sweep: sweep.as_ref(),
+            carried: req.carried.map(|(height, radius)| Carried {
+                height,
+                radius,
+                around: req.surroundings.as_ref().map_or(&[], |c| c.points()),
+            }),
         };
         Ok(self.selector.select(&input))
     }

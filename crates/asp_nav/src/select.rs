@@ -40,6 +40,7 @@ use asp_core::grid::{OccupancyGrid, UNKNOWN};
 use asp_core::{Point3, Pose2D, Real, Vector3};
 use asp_skills::articulation::{JointEstimate, JointKind, estimate_joint};
 use asp_skills::geometry::{Principal, horizontal};
+use asp_skills::placement;
 use serde::{Deserialize, Serialize};
 
 /// Why a candidate pose was discarded.
@@ -239,9 +240,83 @@ pub struct SelectionInput<'a> {
     pub robot: Pose2D,
     /// The part's motion, when go_to drives to open it.
     pub sweep: Option<&'a PartSweep>,
+    /// The object the gripper carries, to put down on the object ([`CarryReach`]).
+    pub carried: Option<Carried<'a>>,
 }
 
-/// go_to's pose selection with its settings.
+/// What the gripper carries to put down, and what stands around where it goes.
+#[derive(Debug, Clone, Copy)]
+pub struct Carried<'a> {
+    /// Its height, metres: the tool works that much (and a little) above the face.
+    pub height: Real,
+    /// Its footprint radius, metres: the free spot it needs.
+    pub radius: Real,
+    /// The other objects' points around the receiving object.
+    pub around: &'a [Point3],
+}
+
+/// Placing a carried object: the arm reaches down onto the nearest free spot of the
+/// receiving object's top face (as the place skill finds them,
+/// [`asp_skills::placement`]) with the object below the tool. The reach is the wrist
+/// centre's sphere about the shoulder (the tool pointing down, the wrist `tool_length`
+/// above the tool point): a desk's centre 0.35 m past its front edge, or even its front
+/// at 0.6 m from the mount, is out of reach with a bottle held 1.05 m up.
+#[derive(Debug, Clone)]
+pub struct CarryReach {
+    /// The free spots on the floor (the face's centre when none is free).
+    spots: Vec<(Real, Real)>,
+    /// Height of the wrist centre above the shoulder while putting down.
+    wrist_above_shoulder: Real,
+}
+
+/// The tool point above the face beyond the carried object's height: the placing
+/// clearance and the approach from above (skill_executor_node's `grasp.place_clearance`
+/// and `grasp.approach_distance`, 0.02 + 0.05).
+const PLACE_WORK_ABOVE: Real = 0.07;
+
+impl CarryReach {
+    pub fn new(object: &[Point3], carried: &Carried<'_>, cfg: &GoToConfig) -> Option<Self> {
+        if cfg.arm_wrist_reach <= 0.0 || cfg.arm_shoulder_height <= 0.0 {
+            return None;
+        }
+        let top = placement::top_height(object)?;
+        let mut spots = placement::free_spots(object, top, carried.radius, carried.around);
+        if spots.is_empty() {
+            let face: Vec<&Point3> = object
+                .iter()
+                .filter(|p| p.z >= top - placement::FACE_BAND)
+                .collect();
+            let n = face.len() as Real;
+            spots.push((
+                face.iter().map(|p| p.x).sum::<Real>() / n,
+                face.iter().map(|p| p.y).sum::<Real>() / n,
+            ));
+        }
+        Some(Self {
+            spots,
+            wrist_above_shoulder: top
+                + carried.height.max(0.0)
+                + PLACE_WORK_ABOVE
+                + cfg.tool_length
+                - cfg.arm_shoulder_height,
+        })
+    }
+
+    /// Whether the arm mounted at `mount` puts the object down on the face: the spot
+    /// the place skill tries first within the wrist's reach.
+    pub fn reaches(&self, mount: [Real; 2], wrist_reach: Real) -> bool {
+        let first = self
+            .spots
+            .iter()
+            .map(|s| placement::spot_order(*s, mount))
+            .fold(Real::MAX, Real::min);
+        let out = if first > 5.0 { 10.0 - first } else { first };
+        out.max(placement::SPOT_MIN_REACH)
+            .hypot(self.wrist_above_shoulder)
+            <= wrist_reach
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct PoseSelector {
     cfg: GoToConfig,
@@ -379,6 +454,9 @@ impl PoseSelector {
             .affordance
             .and_then(Principal::of)
             .map_or(oc, |p| p.centroid);
+        let carry = input
+            .carried
+            .and_then(|c| CarryReach::new(input.object, &c, &self.cfg));
         let disc = footprint_disc(input.grid.resolution, self.cfg.footprint_radius);
         let footprint = Footprint::new(&self.cfg, &disc);
         let mut counts = [0usize; 6];
@@ -391,7 +469,16 @@ impl PoseSelector {
                 .map(|k| {
                     let phi = std::f32::consts::TAU * k as Real / self.cfg.angular_samples as Real;
                     let p = [oc.x + r * phi.cos(), oc.y + r * phi.sin()];
-                    self.candidate(input, &footprint, p, [oc.x, oc.y], r, p_aff, &reach_target)
+                    self.candidate(
+                        input,
+                        &footprint,
+                        p,
+                        [oc.x, oc.y],
+                        r,
+                        p_aff,
+                        &reach_target,
+                        carry.as_ref(),
+                    )
                 })
                 .collect();
             evaluated += candidates.len();
@@ -451,6 +538,7 @@ impl PoseSelector {
         r: Real,
         p_aff: Option<[Real; 2]>,
         reach_target: &Point3,
+        carry: Option<&CarryReach>,
     ) -> Candidate {
         let theta = (c[1] - p[1]).atan2(c[0] - p[0]);
         let pose = Pose2D::new(p[0], p[1], theta);
@@ -461,9 +549,14 @@ impl PoseSelector {
         let mount = [p[0] + co * ox - s * oy, p[1] + s * ox + co * oy];
         if rejection.is_none() {
             let d = (reach_target.x - mount[0]).hypot(reach_target.y - mount[1]);
-            if self.cfg.arm_reach > 0.0 && d > self.cfg.arm_reach {
+            // carrying: a spot of the top face, not its centre, is what the arm must reach
+            let out_of_reach = match carry {
+                Some(c) => !c.reaches(mount, self.cfg.arm_wrist_reach),
+                None => self.cfg.arm_reach > 0.0 && d > self.cfg.arm_reach,
+            };
+            if out_of_reach {
                 rejection = Some(Rejection::OutOfReach);
-            } else if d < self.cfg.arm_min_reach {
+            } else if carry.is_none() && d < self.cfg.arm_min_reach {
                 rejection = Some(Rejection::TooNear);
             } else if input
                 .sweep
@@ -602,6 +695,7 @@ mod tests {
             affordance: None,
             robot: Pose2D::new(1.0, 3.0, 0.0),
             sweep: None,
+            carried: None,
         }
     }
 
@@ -638,6 +732,127 @@ mod tests {
         }
     }
 
+    /// A table `depth` deep (x) and 1.2 m wide (y) with its top at `top`, centred at
+    /// (3, 3), occupying the grid under it.
+    fn table(g: &mut OccupancyGrid, depth: Real, top: Real) -> Vec<Point3> {
+        let (x0, x1) = (3.0 - depth / 2.0, 3.0 + depth / 2.0);
+        let mut v = Vec::new();
+        let n = (depth / 0.02).round() as i32;
+        for i in 0..=n {
+            for j in 0..=60 {
+                v.push(Point3::new(
+                    x0 + 0.02 * i as Real,
+                    2.4 + 0.02 * j as Real,
+                    top,
+                ));
+            }
+        }
+        let (i0, j0) = g.world_to_cell(x0, 2.4);
+        let (i1, j1) = g.world_to_cell(x1, 3.6);
+        for i in i0..=i1 {
+            for j in j0..=j1 {
+                g.set(i, j, OCCUPIED);
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn carrying_an_object_to_a_surface_stands_where_the_arm_reaches_down_onto_it() {
+        let s = PoseSelector::new(GoToConfig::default());
+        let mount = |p: &Pose2D| {
+            let (sn, cs) = p.theta.sin_cos();
+            [p.x + cs * 0.17, p.y + sn * 0.17]
+        };
+        let bottle = |height| Carried {
+            height,
+            radius: 0.035,
+            around: &[],
+        };
+        // a desk 1 m deep: its centre is out of the arm's horizontal reach from every
+        // side the base fits, its front is not
+        let mut g = room();
+        let desk = table(&mut g, 1.0, 0.75);
+        assert!(matches!(
+            s.select(&from_the_west(&g, &desk)),
+            Err(SelectionError::NoValidPose { .. })
+        ));
+        let carrying = SelectionInput {
+            carried: Some(bottle(0.22)),
+            ..from_the_west(&g, &desk)
+        };
+        let put = s.select(&carrying).unwrap();
+        let reach = CarryReach::new(&desk, &bottle(0.22), s.config()).unwrap();
+        assert!(
+            reach.reaches(mount(&put.chosen.pose), 0.64),
+            "{:?}",
+            put.chosen
+        );
+        // a taller load on a 0.6 m-deep desk: poses the arm reaches the centre from
+        // horizontally are out of reach above the desk
+        let mut g = room();
+        let desk = table(&mut g, 0.6, 0.75);
+        let plain = s.select(&from_the_west(&g, &desk)).unwrap();
+        let tall = SelectionInput {
+            carried: Some(bottle(0.25)),
+            ..from_the_west(&g, &desk)
+        };
+        let put = s.select(&tall).unwrap();
+        let reach = CarryReach::new(&desk, &bottle(0.25), s.config()).unwrap();
+        assert!(
+            reach.reaches(mount(&put.chosen.pose), 0.64),
+            "{:?}",
+            put.chosen
+        );
+        assert!(
+            plain
+                .candidates
+                .iter()
+                .zip(&put.candidates)
+                .any(|(a, b)| a.valid() && b.rejection == Some(Rejection::OutOfReach)),
+            "the carry check changed nothing"
+        );
+        // the desk's west half taken by other things: the free spots are in its east
+        // half, out of reach from the west with the tall load; the base goes round
+        let clutter: Vec<Point3> = desk
+            .iter()
+            .filter(|p| p.x < 3.05)
+            .map(|p| Point3::new(p.x, p.y, p.z + 0.1))
+            .collect();
+        let cluttered = SelectionInput {
+            carried: Some(Carried {
+                around: &clutter,
+                ..bottle(0.25)
+            }),
+            ..from_the_west(&g, &desk)
+        };
+        let reach = CarryReach::new(&desk, &cluttered.carried.unwrap(), s.config()).unwrap();
+        assert!(!reach.reaches(mount(&put.chosen.pose), 0.64));
+        if let Ok(sel) = s.select(&cluttered) {
+            assert!(
+                reach.reaches(mount(&sel.chosen.pose), 0.64),
+                "{:?}",
+                sel.chosen
+            );
+            assert!(
+                sel.chosen.pose.x > 3.0,
+                "not from the east: {:?}",
+                sel.chosen
+            );
+        }
+        // a shelf 1.3 m up is out of reach with anything held above it: no pose
+        let mut g = room();
+        let shelf = table(&mut g, 0.6, 1.3);
+        let high = SelectionInput {
+            carried: Some(bottle(0.22)),
+            ..from_the_west(&g, &shelf)
+        };
+        match s.select(&high) {
+            Err(SelectionError::NoValidPose { reach, .. }) => assert!(reach > 0),
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn radii_relax_alternately_within_bounds() {
         let s = PoseSelector::new(GoToConfig::default());
@@ -664,6 +879,7 @@ mod tests {
             affordance: Some(&part),
             robot,
             sweep: None,
+            carried: None,
         };
         let s = PoseSelector::new(cfg()).select(&input).unwrap();
         let n = s.affordance_direction.unwrap();
@@ -795,6 +1011,7 @@ mod tests {
             affordance: Some(&bar),
             robot: Pose2D::new(3.0, 1.0, 0.0),
             sweep: None,
+            carried: None,
         };
         let mount_to_bar = |p: &Pose2D| {
             let (s, c) = p.theta.sin_cos();
@@ -843,6 +1060,7 @@ mod tests {
                 affordance: None,
                 robot: Pose2D::new(0.5, 0.5, 0.0),
                 sweep: None,
+                carried: None,
             })
             .unwrap();
         // every radius up to 1.35 m puts the 0.4 m footprint on the ring; 1.45 m clears it
@@ -860,6 +1078,7 @@ mod tests {
             affordance: None,
             robot: Pose2D::new(0.5, 0.5, 0.0),
             sweep: None,
+            carried: None,
         })
         .unwrap_err();
         match err {

@@ -44,6 +44,8 @@ fn request(sim: &SimRobot, object: &str, part_prefix: &str, skill: Skill) -> GoT
             },
         }),
         grid: sim.occupancy_grid().unwrap(),
+        carried: None,
+        surroundings: None,
     }
 }
 

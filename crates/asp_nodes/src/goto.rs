@@ -13,7 +13,7 @@ use asp_ros::action::{
 };
 use asp_ros::msg::asp_interfaces::GoToGoal as GoToGoalMsg;
 use asp_ros::msg::asp_interfaces::{Failure, GoTo, GoToFeedback, GoToResult};
-use asp_system::{GoToGoal, GoToReply, NavigationPort, ServiceError};
+use asp_system::{CarriedSize, GoToGoal, GoToReply, NavigationPort, ServiceError};
 use async_trait::async_trait;
 
 use crate::NodeError;
@@ -41,9 +41,24 @@ pub fn goal_of(msg: &GoToGoalMsg) -> Result<GoToGoal, ServiceError> {
             format!("{:?} is not an object key: {e}", msg.key),
         )
     })?;
+    for (name, v) in [
+        ("carried_height", msg.carried_height),
+        ("carried_radius", msg.carried_radius),
+    ] {
+        if !v.is_finite() || v < 0.0 {
+            return Err(ServiceError::new(
+                FailureKind::InvalidArgument,
+                format!("{name} {v} is not a size (metres, 0 for nothing held)"),
+            ));
+        }
+    }
     Ok(GoToGoal {
         key,
         action: msg.action.clone(),
+        carried: (msg.carried_height > 0.0).then_some(CarriedSize {
+            height: msg.carried_height,
+            radius: msg.carried_radius,
+        }),
     })
 }
 
@@ -135,6 +150,8 @@ impl NavigationPort for GoToClient {
         let msg = GoToGoalMsg {
             key: goal.key.as_str().to_owned(),
             action: goal.action.clone(),
+            carried_height: goal.carried.map_or(0.0, |c| c.height),
+            carried_radius: goal.carried.map_or(0.0, |c| c.radius),
         };
         let r = match self
             .client
@@ -155,5 +172,40 @@ impl NavigationPort for GoToClient {
         }
         from_json::<GoToReply>(&r.result.reply_json, "the go_to reply")
             .unwrap_or_else(|e| failed_reply(&e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(carried_height: f32, carried_radius: f32) -> GoToGoalMsg {
+        GoToGoalMsg {
+            key: "desk_0".into(),
+            action: "place the held object on the desk".into(),
+            carried_height,
+            carried_radius,
+        }
+    }
+
+    #[test]
+    fn a_goal_carries_what_the_gripper_holds_and_refuses_sizes_that_are_none() {
+        assert_eq!(goal_of(&msg(0.0, 0.0)).unwrap().carried, None);
+        let g = goal_of(&msg(0.22, 0.035)).unwrap();
+        assert_eq!(
+            g.carried,
+            Some(CarriedSize {
+                height: 0.22,
+                radius: 0.035
+            })
+        );
+        for (h, r, field) in [
+            (-0.1, 0.0, "carried_height"),
+            (0.2, f32::NAN, "carried_radius"),
+        ] {
+            let e = goal_of(&msg(h, r)).unwrap_err();
+            assert_eq!(e.failure.kind, FailureKind::InvalidArgument);
+            assert!(e.message.contains(field), "{}", e.message);
+        }
     }
 }

@@ -30,6 +30,7 @@ pub mod geometry;
 pub mod grasp;
 pub mod observe;
 pub mod perceive;
+pub mod placement;
 mod plan;
 pub mod request;
 pub mod safety;
@@ -42,6 +43,7 @@ pub use observe::{
     BlindObserver, ObserveError, ObservePhase, ObserveRequest, Observed, PartMotion, SceneObserver,
 };
 pub use perceive::PerceptionObserver;
+pub use plan::resting_surface;
 pub use request::{
     AttemptLog, HeldObject, MotionOverrides, SkillReport, SkillRequest, SkillResult,
 };

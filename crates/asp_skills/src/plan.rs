@@ -15,6 +15,9 @@ use crate::geometry::{
     top_down, without_part,
 };
 use crate::grasp::{GraspCandidate, GraspParams, GraspScene, grasp_candidates};
+use crate::placement::{
+    UNKNOWN_HELD_RADIUS, footprint_radius, place_spots, point_bits, top_height,
+};
 use crate::request::SkillRequest;
 
 /// Which planning-scene objects a motion may touch.
@@ -221,8 +224,13 @@ const MIN_SUPPORT_POINTS: usize = 5;
 /// seen from above shows a bit less than its upper half): a plug in a wall socket high
 /// above the table does not rest on the table. `None` without such a surface.
 pub(crate) fn resting_support(req: &SkillRequest) -> Option<Real> {
-    let obstacles = req.obstacles.as_ref()?;
-    let (lo, hi) = req.object_cloud.aabb()?;
+    resting_surface(&req.object_cloud, req.obstacles.as_ref()?)
+}
+
+/// [`resting_support`] of a cloud among `obstacles` (the scene around it): the height
+/// of the surface it stands on, if it stands on one.
+pub fn resting_surface(object: &PointCloud, obstacles: &PointCloud) -> Option<Real> {
+    let (lo, hi) = object.aabb()?;
     let m = SUPPORT_FOOTPRINT_MARGIN;
     let below: Vec<Real> = obstacles
         .points()
@@ -357,9 +365,7 @@ fn place_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillPlan, Pl
         |(a, b), p| (a.inf(p), b.sup(p)),
     );
     // the top surface: a high percentile of the heights (robust to stray points)
-    let mut zs: Vec<Real> = pts.iter().map(|p| p.z).collect();
-    zs.sort_by(|a, b| a.total_cmp(b));
-    let top = zs[((zs.len() - 1) as Real * 0.98).round() as usize];
+    let top = top_height(pts).unwrap_or(hi.z);
     let cx = (lo.x + hi.x) / 2.0;
     let cy = (lo.y + hi.y) / 2.0;
     let reach = 0.25 * ((hi.x - lo.x).min(hi.y - lo.y)) / 2.0;
@@ -377,17 +383,44 @@ fn place_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillPlan, Pl
         } else {
             g.place_clearance as Real
         };
-    let mut offsets = vec![(0.0, 0.0)];
-    if reach > 0.01 {
+    // on a wide surface, free spots nearest a comfortable reach first (a desk's centre
+    // lies 0.35 m past its front edge: out of reach with a bottle held above it); then
+    // the centre and around it, as into a bowl or a box, whose rim has no spot
+    let spots = if drop {
+        Vec::new()
+    } else {
+        let held = req.held.as_ref().and_then(|h| h.cloud.as_ref());
+        let held_radius = held
+            .and_then(|c| footprint_radius(c.points()))
+            .unwrap_or(UNKNOWN_HELD_RADIUS);
+        // the held object is no obstacle to where it goes, wherever the map has it
+        let held_points: std::collections::HashSet<[u32; 3]> = held
+            .map(|c| c.points().iter().map(point_bits).collect())
+            .unwrap_or_default();
+        let mut obstacles = obstacle_points(req);
+        obstacles.retain(|p| !held_points.contains(&point_bits(p)));
+        place_spots(pts, top, held_radius, &obstacles, ctx.arm_base)
+    };
+    // the object goes to a spot (the commit gate judges each, and the centre may be out
+    // of the workspace from where a wide surface's front is in reach), or else about the
+    // centre
+    let on_spot = !spots.is_empty();
+    let mut places: Vec<(Real, Real)> = spots;
+    if !on_spot {
+        places.push((cx, cy));
+    }
+    if !on_spot && reach > 0.01 {
         for k in 0..4 {
             let a = std::f32::consts::FRAC_PI_2 * k as Real;
-            offsets.push((reach * a.cos(), reach * a.sin()));
+            places.push((cx + reach * a.cos(), cy + reach * a.sin()));
         }
     }
+    let first = places[0];
+    let n_places = places.len();
     let mut attempts = Vec::new();
-    for (dx, dy) in offsets {
+    for (x, y) in places {
         for dyaw in [0.0, std::f32::consts::FRAC_PI_2] {
-            let p = Point3::new(cx + dx, cy + dy, release_z);
+            let p = Point3::new(x, y, release_z);
             let at = top_down(p, yaw_now + dyaw);
             let above = shifted(&at, Vector3::z() * g.approach_distance as Real);
             let steps = if drop {
@@ -450,11 +483,16 @@ fn place_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillPlan, Pl
     Ok(SkillPlan {
         candidates_generated: attempts.len(),
         attempts,
-        focus: Point3::new(cx, cy, top),
+        focus: Point3::new(first.0, first.1, top),
         joint: None,
         part_motion: None,
         notes: vec![format!(
-            "target top at z {top:.3}; held object's bottom {bottom:.3} m below the tool"
+            "target top at z {top:.3}; held object's bottom {bottom:.3} m below the tool; {}",
+            if on_spot {
+                format!("{} free spot(s) on it, the nearest first", n_places)
+            } else {
+                "about its centre".to_owned()
+            }
         )],
     })
 }

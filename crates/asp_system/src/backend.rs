@@ -18,9 +18,14 @@ use asp_verify::Relation;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
+/// Height assumed of a held object the map has no cloud of, metres (a mug, a bottle
+/// lying down; a tall one standing is taller).
+const UNKNOWN_CARRIED_HEIGHT: f32 = 0.15;
+
 use crate::ports::{
-    AffordancePort, AffordanceQuery, GoToGoal, GoToReply, MapObject, MapSummary, NavigationPort,
-    ObjectMapPort, ServiceError, SkillPort, SkillReply, SpatialAnswer, SpatialQuery,
+    AffordancePort, AffordanceQuery, CarriedSize, GoToGoal, GoToReply, MapObject, MapSummary,
+    NavigationPort, ObjectMapPort, ServiceError, SkillPort, SkillReply, SpatialAnswer,
+    SpatialQuery,
 };
 
 /// What one backend call found, for episode reports.
@@ -349,6 +354,32 @@ impl GraphBackend {
         Ok(report)
     }
 
+    /// The size of the held object as the map last saw it; seen from above, an object
+    /// shows its top, so its height is from the surface it stood on.
+    async fn carried_size(&self, held: &ObjectKey) -> CarriedSize {
+        let unknown = CarriedSize {
+            height: UNKNOWN_CARRIED_HEIGHT,
+            radius: asp_skills::placement::UNKNOWN_HELD_RADIUS,
+        };
+        let Ok(o) = self.map.object(held).await else {
+            return unknown;
+        };
+        let cloud = &o.object.point_cloud;
+        let Some((lo, hi)) = cloud.aabb() else {
+            return unknown;
+        };
+        let support = o
+            .surroundings
+            .as_ref()
+            .and_then(|s| asp_skills::resting_surface(cloud, s))
+            .unwrap_or(lo.z);
+        CarriedSize {
+            height: hi.z - support,
+            radius: asp_skills::placement::footprint_radius(cloud.points())
+                .unwrap_or(unknown.radius),
+        }
+    }
+
     /// The place/drop target's held object.
     async fn held(&self, ctx: &ToolContext) -> ToolResult<HeldObject> {
         let key = ctx.state.held_object.clone().ok_or_else(|| {
@@ -613,9 +644,15 @@ impl ToolBackend for GraphBackend {
                 "this robot has no mobile base (agent_node.mobile is false)",
             ));
         };
+        // carrying something to put down: the arm reaches less far out above a surface
+        let carried = match &ctx.state.held_object {
+            None => None,
+            Some(held) => Some(self.carried_size(held).await),
+        };
         let goal = GoToGoal {
             key: obj.clone(),
             action: action.to_owned(),
+            carried,
         };
         let reply = nav.go_to(&goal, &ctx.cancel).await;
         self.journal.push(JournalEntry::GoTo {

@@ -165,6 +165,8 @@ impl NavigationPort for GoToService {
             object_cloud: object.object.point_cloud.clone(),
             affordance,
             grid,
+            carried: goal.carried.map(|c| (c.height, c.radius)),
+            surroundings: object.surroundings.clone(),
         };
         let result = goto.go_to(request, cancel).await;
         let relocalized = relocalizer

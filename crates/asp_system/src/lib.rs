@@ -28,7 +28,7 @@ pub use affordance::memory_link;
 pub use backend::{GraphBackend, Journal, JournalEntry, verified_success};
 pub use error::SystemError;
 pub use ports::{
-    AffordancePort, AffordanceQuery, GoToGoal, GoToReply, MapObject, MapSnapshot, MapSummary,
-    NavigationPort, ObjectMapPort, RelocalizedObject, ServiceError, SkillPort, SkillReply,
-    SpatialAnswer, SpatialQuery,
+    AffordancePort, AffordanceQuery, CarriedSize, GoToGoal, GoToReply, MapObject, MapSnapshot,
+    MapSummary, NavigationPort, ObjectMapPort, RelocalizedObject, ServiceError, SkillPort,
+    SkillReply, SpatialAnswer, SpatialQuery,
 };

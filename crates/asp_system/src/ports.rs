@@ -201,12 +201,24 @@ pub trait SkillPort: Send + Sync {
     async fn execute(&self, request: SkillRequest, cancel: &CancellationToken) -> SkillReply;
 }
 
+/// The size of a held object, as go_to needs it to stand where the arm puts it down.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CarriedSize {
+    /// From the surface it stood on to its top, metres.
+    pub height: f32,
+    /// Horizontal radius of its footprint, metres.
+    pub radius: f32,
+}
+
 /// A go_to request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GoToGoal {
     pub key: ObjectKey,
     /// What the robot will do there, e.g. "dial 911 on the phone".
     pub action: String,
+    /// The object the gripper holds, to put down there; `None` with the gripper empty.
+    #[serde(default)]
+    pub carried: Option<CarriedSize>,
 }
 
 /// What go_to did, as it travels.

@@ -69,6 +69,20 @@ pub struct GoToConfig {
     /// towards the robot brings its handle that close). 0 disables the check. Default 0.3.
     #[garde(range(min = 0.0, max = 5.0), custom(below_reach(self.arm_reach)))]
     pub arm_min_reach: f32,
+    /// Height of the arm's shoulder joint (xArm6 joint 2) above the floor, metres, for
+    /// the reach check when carrying an object to put down: the tool works above the
+    /// surface by the object's height, where the arm reaches less far out. 0 disables
+    /// it. Default 0.817 (pedestal 0.55 + 0.267).
+    #[garde(range(min = 0.0, max = 3.0))]
+    pub arm_shoulder_height: f32,
+    /// Shoulder to wrist centre at full stretch, metres (upper arm and forearm).
+    /// Default 0.64 (0.2895 + 0.351).
+    #[garde(range(min = 0.0, max = 3.0))]
+    pub arm_wrist_reach: f32,
+    /// Wrist centre to tool point with the tool pointing down, metres. Default 0.269
+    /// (0.097 + the gripper's 0.172).
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub tool_length: f32,
     /// Room for an articulated part's motion (a door's swing, a drawer's pull).
     #[garde(dive)]
     pub part_motion: PartMotionConfig,
@@ -101,6 +115,9 @@ impl Default for GoToConfig {
             arm_offset: [0.17, 0.0],
             arm_reach: 0.6,
             arm_min_reach: 0.3,
+            arm_shoulder_height: 0.817,
+            arm_wrist_reach: 0.64,
+            tool_length: 0.269,
             part_motion: PartMotionConfig::default(),
             relocalize: true,
             relocalize_camera: "wrist".into(),

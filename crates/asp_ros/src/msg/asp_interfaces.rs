@@ -299,6 +299,8 @@ crate::ros_message! {
     pub struct GoToGoal in asp_interfaces / action as "GoTo_Goal" {
         pub key: String,
         pub action: String,
+        pub carried_height: f32,
+        pub carried_radius: f32,
     }
 
     pub struct GoToResult in asp_interfaces / action as "GoTo_Result" {
