@@ -432,3 +432,57 @@ fn recall_finds_the_places_an_object_was_seen_and_skips_stale_ones() {
     let q = query(&e, "a purple unicorn", None, &mut store);
     assert_eq!(recall_places(&h, &q, &params, 0.6, &[], 3), Vec::new());
 }
+
+/// The views under cluster `index` of `levels[level]`.
+fn views_under(h: &Hierarchy, level: usize, index: u32) -> Vec<u32> {
+    let c = &h.levels[level][index as usize];
+    if level == 0 {
+        return c.children.clone();
+    }
+    c.children
+        .iter()
+        .flat_map(|&k| views_under(h, level - 1, k))
+        .collect()
+}
+
+/// Summaries that mislead: every cluster but the office's reads exactly as the request,
+/// the office's as its opposite. The traversal (one cluster kept per level) goes
+/// elsewhere, and recall asks every remembered object instead of finding nothing.
+#[test]
+fn recall_asks_every_remembered_object_when_the_traversal_leads_elsewhere() {
+    let (mut h, rooms, e) = build();
+    let text = e.embed_text("blue thermos").unwrap();
+    let opposite: Vec<f32> = text.iter().map(|x| -x).collect();
+    for level in 0..h.levels.len() {
+        for k in 0..h.levels[level].len() {
+            let office = views_under(&h, level, k as u32)
+                .iter()
+                .any(|&v| rooms[v as usize] == 3);
+            h.levels[level][k].embedding = if office {
+                opposite.clone()
+            } else {
+                text.clone()
+            };
+        }
+    }
+    let narrow = RetrievalParams {
+        k_b: 1,
+        ..RetrievalParams::default()
+    };
+    let q = Query {
+        instruction: "blue thermos",
+        text: &text,
+        visual: &text,
+        affordance: None,
+        heights: None,
+    };
+    let led = retrieve(&h, &q, &narrow, &EmbeddingJudge);
+    assert!(
+        led.iter().all(|r| rooms[r.view as usize] != 3),
+        "the traversal should miss the office here"
+    );
+    let places = recall_places(&h, &q, &narrow, 0.6, &[], 3);
+    assert!(!places.is_empty());
+    assert_eq!(places[0].description, "blue thermos");
+    assert_eq!(rooms[places[0].view as usize], 3);
+}

@@ -70,7 +70,8 @@ pub struct View {
     pub yaw: f64,
     /// The VLM's description of the image.
     pub description: String,
-    /// Text embedding of `description` (regional semantics).
+    /// Text embedding of `description` and its instances' descriptions (regional
+    /// semantics).
     pub regional: Vec<f32>,
     /// Text-aligned image embedding (visual semantics).
     pub visual: Vec<f32>,
@@ -229,10 +230,24 @@ impl Hierarchy {
 
 /// What a view contributes to its cluster's summary: its description and its objects.
 fn view_text(v: &View) -> String {
-    let mut text = v.description.clone();
-    for i in &v.instances {
+    described_text(
+        &v.description,
+        v.instances.iter().map(|i| i.description.as_str()),
+    )
+}
+
+/// A view's description followed by its objects' ("a view of walls and a tv stand;
+/// small purple plastic tv remote; blue folded newspaper"): a VLM's description names
+/// the few largest things in an image, the small ones a request asks for are among its
+/// objects.
+pub(crate) fn described_text<'a>(
+    description: &str,
+    objects: impl Iterator<Item = &'a str>,
+) -> String {
+    let mut text = description.to_owned();
+    for o in objects {
         text.push_str("; ");
-        text.push_str(&i.description);
+        text.push_str(o);
     }
     text
 }

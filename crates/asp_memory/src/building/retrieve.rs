@@ -297,9 +297,10 @@ pub fn recall_request(
 }
 
 /// The places the memory saw what `query` asks for (an object that may have gone out of
-/// view), best first: among the views retrieval leads to, the placed instances whose
-/// description is at least `min_relevance` like the request, one per place, none near
-/// `exclude` (places looked at already and found empty), at most `max`.
+/// view), best first: among the views retrieval leads to (or, when none of theirs is,
+/// among all remembered objects), the placed instances whose description is at least
+/// `min_relevance` like the request, one per place, none near `exclude` (places looked
+/// at already and found empty), at most `max`.
 pub fn recall_places(
     memory: &Hierarchy,
     query: &Query<'_>,
@@ -313,8 +314,8 @@ pub fn recall_places(
             < SAME_PLACE_M
     };
     let mut places: Vec<RememberedPlace> = Vec::new();
-    for r in retrieve(memory, query, params, &EmbeddingJudge) {
-        let v = &memory.views[r.view as usize];
+    let consider = |view: u32, places: &mut Vec<RememberedPlace>| {
+        let v = &memory.views[view as usize];
         for (i, inst) in v.instances.iter().enumerate() {
             let Some(position) = inst.position else {
                 continue;
@@ -332,7 +333,7 @@ pub fn recall_places(
                         p.viewpoints.push(viewpoint);
                     }
                     if relevance > p.relevance {
-                        p.view = r.view;
+                        p.view = view;
                         p.instance = i as u32;
                         p.description = inst.description.clone();
                         p.position = position;
@@ -340,13 +341,27 @@ pub fn recall_places(
                     }
                 }
                 None => places.push(RememberedPlace {
-                    view: r.view,
+                    view,
                     instance: i as u32,
                     description: inst.description.clone(),
                     position,
                     relevance,
                     viewpoints: vec![viewpoint],
                 }),
+            }
+        }
+    };
+    for r in retrieve(memory, query, params, &EmbeddingJudge) {
+        consider(r.view, &mut places);
+    }
+    // the traversal follows what views and their clusters are about; a short request
+    // ("tv remote") can be most like the summaries of bare walls, its object in a branch
+    // left behind: then every remembered object is asked (one cosine each)
+    if places.is_empty() {
+        let within = |z: f64| query.heights.is_none_or(|[lo, hi]| z >= lo && z <= hi);
+        for view in 0..memory.views.len() as u32 {
+            if within(memory.views[view as usize].position[2]) {
+                consider(view, &mut places);
             }
         }
     }

@@ -1,5 +1,6 @@
 //! Tour images as memory views (SPEC §3.1 levels 1–3): the VLM's account of an image
-//! becomes a [`View`] with its description embedded as text (regional semantics), the
+//! becomes a [`View`] with its description and its objects' embedded as text (regional
+//! semantics), the
 //! whole image embedded (visual semantics), and each object placed in the map from the
 //! depth inside its box.
 
@@ -27,7 +28,11 @@ pub fn view_from_frame(
         ground_truth: frame.ground_truth.clone(),
     };
     let visual = image.embed_image(&observation, None)?;
-    let regional = text.embed_text(&described.description)?;
+    // regional semantics: what the VLM said of the image, its objects included
+    let regional = text.embed_text(&super::described_text(
+        &described.description,
+        described.objects.iter().map(|o| o.description.as_str()),
+    ))?;
     let mut instances = Vec::with_capacity(described.objects.len());
     for o in &described.objects {
         instances.push(Instance {
@@ -187,7 +192,10 @@ mod tests {
         assert_eq!(view.instances[0].score_for(ViewAffordance::Pick), Some(0.9));
         // the sofa's depth (2 m) is past the range: it keeps no position
         assert_eq!(view.instances[1].position, None);
-        assert_eq!(view.regional, vec![6.0, 1.0]);
+        // the regional text names the objects after the description (the embedder
+        // here gives a text's length): "a hall; red mug; far sofa"
+        assert_eq!(view.regional, vec![25.0, 1.0]);
+        assert_eq!(view.description, "a hall");
         assert_eq!(view.instances[1].embedding, vec![8.0, 1.0]);
     }
 }
