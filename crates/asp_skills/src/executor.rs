@@ -811,6 +811,19 @@ impl SkillExecutor {
                                 let mut failure = fb.failure();
                                 failure.needs_remap |= touched;
                                 report.holding = Some(holding);
+                                // closed on the object, then stopped (a lift that
+                                // starts in contact): it is held all the same, and a
+                                // place needs how far it hangs below the tool
+                                if holding {
+                                    let held_before = self.lock_held().is_some();
+                                    let run = RunResult {
+                                        holding,
+                                        touched,
+                                        closed_at_tool_z,
+                                        blocked: None,
+                                    };
+                                    self.record_held(req, &run, held_before);
+                                }
                                 return Err(Stop::new(
                                     failure,
                                     format!(

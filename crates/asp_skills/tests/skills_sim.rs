@@ -388,3 +388,37 @@ async fn moveit_codes_map_to_tool_output_feedback_and_retry_decisions() {
         );
     }
 }
+
+/// The fingers closed on the apple, then the lift was refused (its start state in
+/// contact with what stood beside it): the grasp fails, the apple is held all the same,
+/// and a place must know how far it hangs below the tool (it was refused as "not
+/// grasped by this executor").
+#[tokio::test]
+async fn an_object_held_after_a_failed_lift_can_be_put_down() {
+    use asp_core::robot::MoveItErrorCode as C;
+    let (sim, sc) = scenario("tabletop/apple_in_bowl.yaml");
+    let cfg = config();
+    let estop = EStop::new();
+    let arm = std::sync::Arc::new(FailNthGoal::new(&sim, 3, C::StartStateInCollision));
+    let ex = executor_with_arm(&sim, arm, &cfg, &estop);
+    let cancel = CancellationToken::new();
+    let r = ex
+        .execute(request(&sim, "wrist", Skill::Grasp, "apple"), &cancel)
+        .await;
+    assert!(!r.succeeded(), "{:#?}", r.report());
+    assert_eq!(r.report().holding, Some(true));
+    assert!(sim.with_state(|s| s.held()).is_some());
+    // the wrist, still down at the apple, sees little of the bowl: the bowl as the head
+    // camera sees it
+    let place = request(&sim, "head", Skill::Place, "bowl")
+        .with_relation(Relation::In)
+        .with_held(asp_skills::HeldObject {
+            key: asp_core::ObjectKey::from_query("apple", 0),
+            name: "the apple".into(),
+            scene_names: vec!["apple".into()],
+            cloud: None,
+        });
+    let r = ex.execute(place, &cancel).await;
+    assert!(r.succeeded(), "{:#?}", r.report());
+    assert!(succeeded(&sim, &sc), "the scenario's success predicate");
+}
