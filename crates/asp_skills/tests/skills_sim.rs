@@ -17,6 +17,18 @@ fn succeeded(sim: &asp_sim::SimRobot, sc: &asp_sim::scenario::Scenario) -> bool 
     sim.holds(&sc.spec.success)
 }
 
+/// A place of the held apple in the bowl, the bowl as `camera` sees it.
+fn apple_into_bowl(sim: &asp_sim::SimRobot, camera: &str) -> asp_skills::SkillRequest {
+    request(sim, camera, Skill::Place, "bowl")
+        .with_relation(Relation::In)
+        .with_held(asp_skills::HeldObject {
+            key: asp_core::ObjectKey::from_query("apple", 0),
+            name: "the apple".into(),
+            scene_names: vec!["apple".into()],
+            cloud: None,
+        })
+}
+
 #[tokio::test]
 async fn grasp_then_place_puts_the_apple_in_the_bowl() {
     let (sim, sc) = scenario("tabletop/apple_in_bowl.yaml");
@@ -34,15 +46,7 @@ async fn grasp_then_place_puts_the_apple_in_the_bowl() {
     assert!(r.report().commit.as_ref().unwrap().accepted);
     assert!(r.report().outcome.is_some());
 
-    let place = request(&sim, "wrist", Skill::Place, "bowl")
-        .with_relation(Relation::In)
-        .with_held(asp_skills::HeldObject {
-            key: asp_core::ObjectKey::from_query("apple", 0),
-            name: "the apple".into(),
-            scene_names: vec!["apple".into()],
-            cloud: None,
-        });
-    let r = ex.execute(place, &cancel).await;
+    let r = ex.execute(apple_into_bowl(&sim, "wrist"), &cancel).await;
     assert!(r.succeeded(), "{:#?}", r.report());
     assert_eq!(r.report().holding, Some(false));
     assert!(succeeded(&sim, &sc), "the scenario's success predicate");
@@ -410,15 +414,7 @@ async fn an_object_held_after_a_failed_lift_can_be_put_down() {
     assert!(sim.with_state(|s| s.held()).is_some());
     // the wrist, still down at the apple, sees little of the bowl: the bowl as the head
     // camera sees it
-    let place = request(&sim, "head", Skill::Place, "bowl")
-        .with_relation(Relation::In)
-        .with_held(asp_skills::HeldObject {
-            key: asp_core::ObjectKey::from_query("apple", 0),
-            name: "the apple".into(),
-            scene_names: vec!["apple".into()],
-            cloud: None,
-        });
-    let r = ex.execute(place, &cancel).await;
+    let r = ex.execute(apple_into_bowl(&sim, "head"), &cancel).await;
     assert!(r.succeeded(), "{:#?}", r.report());
     assert!(succeeded(&sim, &sc), "the scenario's success predicate");
 }
