@@ -14,7 +14,9 @@
 //! 3. A candidate is discarded when its footprint (a disc of `footprint_radius`) covers a
 //!    lethal cell (occupancy ≥ `lethal_cost`), an unknown cell (when
 //!    `unknown_is_lethal`) or leaves the grid, or when the arm's mount ends up farther
-//!    than `arm_reach` from the part (the object without one).
+//!    than `arm_reach` from the part (the object without one). Carrying an object to
+//!    put down ([`CarryReach`]), it is discarded when the wrist cannot reach down onto
+//!    the free spot of the object's top face the place skill tries first.
 //! 4. Cost `F + λ_aff‖p − p_aff‖`, `F` the mean footprint occupancy in [0, 1]; the
 //!    cheapest wins, ties going to the pose nearer the robot (the "go near" of the
 //!    ablation, `λ_aff = 0`), then to the lower angle. Without an affordance, `p_aff`
@@ -305,18 +307,22 @@ impl CarryReach {
     /// Whether the arm mounted at `mount` puts the object down on the face: the spot
     /// the place skill tries first within the wrist's reach.
     pub fn reaches(&self, mount: [Real; 2], wrist_reach: Real) -> bool {
-        let first = self
+        let order = |s: &(Real, Real)| placement::spot_order(*s, mount);
+        let Some(first) = self
             .spots
             .iter()
-            .map(|s| placement::spot_order(*s, mount))
-            .fold(Real::MAX, Real::min);
-        let out = if first > 5.0 { 10.0 - first } else { first };
+            .min_by(|a, b| order(a).total_cmp(&order(b)))
+        else {
+            return false;
+        };
+        let out = (first.0 - mount[0]).hypot(first.1 - mount[1]);
         out.max(placement::SPOT_MIN_REACH)
             .hypot(self.wrist_above_shoulder)
             <= wrist_reach
     }
 }
 
+/// go_to's pose selection with its settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PoseSelector {
     cfg: GoToConfig,
