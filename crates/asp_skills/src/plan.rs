@@ -383,9 +383,9 @@ fn place_plan(req: &SkillRequest, ctx: &PlanContext<'_>) -> Result<SkillPlan, Pl
         } else {
             g.place_clearance as Real
         };
-    // on a wide surface, free spots nearest a comfortable reach first (a desk's centre
-    // lies 0.35 m past its front edge: out of reach with a bottle held above it); then
-    // the centre and around it, as into a bowl or a box, whose rim has no spot
+    // on a wide surface, its free spots nearest the arm first (a desk's centre lies
+    // 0.35 m past its front edge: out of reach with a bottle held above it); without a
+    // free spot, the centre and around it, as into a bowl or a box, whose rim has none
     let spots = if drop {
         Vec::new()
     } else {
