@@ -18,14 +18,20 @@ use tracing::{info, warn};
 
 use crate::NodeError;
 
-/// The product nodes, in start order.
-/// glibc's malloc raises its mmap threshold each time a large block is freed, after
-/// which camera-sized buffers (about 1 MB, several per second per camera) come from the
-/// heap and fragment it: in the soak, skill_executor_node grew 5.6 MiB per 100 goals,
-/// and 0.4 with the threshold held at glibc's initial 128 KiB. Every node gets it unless
-/// the environment sets it already.
-pub const MALLOC_MMAP_THRESHOLD: (&str, &str) = ("MALLOC_MMAP_THRESHOLD_", "131072");
+/// glibc's malloc settings every node gets unless the environment sets them already.
+/// The mmap threshold: glibc raises it each time a large block is freed, after which
+/// camera-sized buffers (about 1 MB, several per second per camera) come from the heap
+/// and fragment it (in the soak, skill_executor_node grew 5.6 MiB per 100 goals, and 0.4
+/// with the threshold held at glibc's initial 128 KiB). The arena count: each thread
+/// that allocates may get an arena of its own (up to 8 per core), and a node's resident
+/// size then wanders by several MiB with which thread ran last (object_map_node at a
+/// steady 18 objects read 238 to 247 MiB over one soak); two arenas bound that.
+pub const MALLOC_ENV: [(&str, &str); 2] = [
+    ("MALLOC_MMAP_THRESHOLD_", "131072"),
+    ("MALLOC_ARENA_MAX", "2"),
+];
 
+/// The product nodes, in start order.
 pub const PRODUCT_NODES: [&str; 6] = [
     "verifier_node",
     "object_map_node",
@@ -251,8 +257,10 @@ impl Launcher {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        if std::env::var_os(MALLOC_MMAP_THRESHOLD.0).is_none() {
-            cmd.env(MALLOC_MMAP_THRESHOLD.0, MALLOC_MMAP_THRESHOLD.1);
+        for (k, v) in MALLOC_ENV {
+            if std::env::var_os(k).is_none() {
+                cmd.env(k, v);
+            }
         }
         for (k, v) in &self.env {
             cmd.env(k, v);
