@@ -862,11 +862,12 @@ impl Node {
   pub fn status_receiver(&self) -> Option<Receiver<NodeEvent>> {
     if self.have_spinner() {
       let (status_event_sender, status_event_receiver) = async_channel::bounded(8);
-      self
-        .status_event_senders
-        .lock()
-        .unwrap()
-        .push(status_event_sender);
+      let mut senders = self.status_event_senders.lock().unwrap();
+      // Senders whose receiver is gone were only removed when a discovery event was
+      // sent, so on a steady graph every wait_for_writer / wait_for_reader (a
+      // readiness check per action goal) left its channel behind for good.
+      senders.retain(|s| !s.is_closed());
+      senders.push(status_event_sender);
       Some(status_event_receiver)
     } else {
       None
