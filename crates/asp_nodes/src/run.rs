@@ -43,6 +43,44 @@ fn start_watchdog(name: &str, timeout: std::time::Duration, started: Arc<AtomicB
     }
 }
 
+/// How often a node hands the heap pages malloc holds free back to the system.
+const HEAP_TRIM_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Hands free heap pages back to the system every [`HEAP_TRIM_EVERY`] (glibc's
+/// `malloc_trim`). glibc returns a freed block's pages only from the top of an arena;
+/// pages freed below a block still in use stay resident, so a node that allocates and
+/// frees camera frames and clouds all day creeps up in resident size with nothing
+/// leaked. In the soak, with the heap's real growth fixed, object_map_node still read
+/// 2.0 and skill_executor_node 1.3 MiB per 100 goals up; with the trim, 0.33 and -0.01.
+/// A trim walks the free lists (a few milliseconds for a node's heap) on a thread of
+/// its own.
+fn start_heap_trimmer(name: &str) {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        #[allow(unsafe_code)] // the one FFI call of the node runtime
+        fn trim() {
+            // SAFETY: malloc_trim takes the allocator's own locks; it frees no block
+            // in use and leaves every pointer valid.
+            unsafe {
+                libc::malloc_trim(0);
+            }
+        }
+        let spawned = std::thread::Builder::new()
+            .name("heap-trim".into())
+            .spawn(|| {
+                loop {
+                    std::thread::sleep(HEAP_TRIM_EVERY);
+                    trim();
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("{name}: no heap trimming: {e}");
+        }
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    let _ = name;
+}
+
 /// Resolves on SIGINT or SIGTERM.
 pub async fn shutdown_signal() {
     #[cfg(unix)]
@@ -103,6 +141,7 @@ where
             return ExitCode::FAILURE;
         }
     };
+    start_heap_trimmer(name);
     let started = Arc::new(AtomicBool::new(false));
     start_watchdog(
         name,
