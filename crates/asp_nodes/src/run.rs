@@ -52,8 +52,8 @@ const HEAP_TRIM_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 /// frees camera frames and clouds all day creeps up in resident size with nothing
 /// leaked. In the soak, with the heap's real growth fixed, object_map_node still read
 /// 2.0 and skill_executor_node 1.3 MiB per 100 goals up; with the trim, 0.33 and -0.01.
-/// A trim walks the free lists (a few milliseconds for a node's heap) on a thread of
-/// its own.
+/// A trim walks the free lists under the allocator's locks, so it runs on a thread of
+/// its own and not per request.
 fn start_heap_trimmer(name: &str) {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
