@@ -62,14 +62,6 @@ const RELIABLE: Phase = Phase {
 /// The Writer cleans its history every 6 s; this only stops a hung test.
 const BOUND: Duration = Duration::from_secs(90);
 
-/// Bytes allocated through malloc and still in use.
-#[allow(unsafe_code)] // the one FFI call; the workspace denies unsafe code elsewhere
-fn heap_in_use() -> usize {
-    // SAFETY: mallinfo2 only reads the allocator's counters.
-    let m = unsafe { libc::mallinfo2() };
-    m.uordblks + m.hblkhd
-}
-
 /// Latched: reliable, transient local, depth 1.
 fn publisher(node: &asp_ros::Node, topic: &str) -> asp_ros::transport::Publisher<std_msgs::String> {
     node.publisher(topic, Qos::latched()).unwrap()
@@ -100,10 +92,10 @@ async fn publish_then_settle(
         phase.what,
         phase.samples
     );
-    let published = heap_in_use().saturating_sub(base);
+    let published = common::heap_in_use().saturating_sub(base);
     let start = Instant::now();
     loop {
-        let held = heap_in_use().saturating_sub(base);
+        let held = common::heap_in_use().saturating_sub(base);
         if held < phase.held_max {
             break;
         }
@@ -127,7 +119,7 @@ async fn writers_and_readers_keep_their_depth() {
     let t = Transport::dds(common::settings(domain, ServiceMapping::FastDds)).unwrap();
     let node = t.node("writer_history").unwrap();
     let unread = publisher(&node, "/wh/unread");
-    let base = heap_in_use();
+    let base = common::heap_in_use();
     publish_then_settle(&unread, base, &UNREAD).await;
 
     // a second participant subscribes best-effort, as a sensor-QoS subscriber does
@@ -141,7 +133,7 @@ async fn writers_and_readers_keep_their_depth() {
         .await
         .expect("the best-effort subscriber never matched")
         .unwrap();
-    let base = heap_in_use();
+    let base = common::heap_in_use();
     publish_then_settle(&p, base, &BEST_EFFORT).await;
 
     // a reliable subscriber in a second participant of this process
@@ -155,6 +147,6 @@ async fn writers_and_readers_keep_their_depth() {
         .await
         .expect("the reliable subscriber never matched")
         .unwrap();
-    let base = heap_in_use();
+    let base = common::heap_in_use();
     publish_then_settle(&p, base, &RELIABLE).await;
 }

@@ -12,6 +12,15 @@ use asp_ros::transport::ServiceMapping;
 use asp_ros::{Transport, TransportSettings};
 use serde_json::Value;
 
+/// Bytes allocated through malloc and still in use (the heap figure of the tests that
+/// measure what the transport keeps; a test that reads it owns its process's heap).
+#[allow(unsafe_code)] // the one FFI call; the workspace denies unsafe code elsewhere
+pub fn heap_in_use() -> usize {
+    // SAFETY: mallinfo2 only reads the allocator's counters.
+    let m = unsafe { libc::mallinfo2() };
+    m.uordblks + m.hblkhd
+}
+
 static NEXT: AtomicU16 = AtomicU16::new(0);
 
 /// A DDS domain no other test of this process uses (and, through the process id, most
