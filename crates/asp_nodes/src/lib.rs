@@ -55,6 +55,7 @@ pub mod map;
 pub mod names;
 pub mod nodes;
 pub mod params;
+pub mod process;
 pub mod request_file;
 pub mod rosout;
 pub mod run;

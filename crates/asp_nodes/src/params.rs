@@ -19,9 +19,10 @@ use asp_ros::params::{
 
 use tokio::sync::watch;
 
-use crate::NodeError;
+use crate::process::publish_process_diagnostics;
 use crate::rosout::{Rosout, publish_log};
 use crate::supervision::heartbeat_settings;
+use crate::{AbortOnDrop, NodeError};
 
 /// Makes a new value take effect, or says why it cannot.
 pub type Apply = Box<dyn Fn(&ParamValue) -> Result<(), String> + Send + Sync>;
@@ -61,6 +62,7 @@ pub struct StandardServices {
     pub lifecycle: Lifecycle,
     _rosout: Rosout,
     _heartbeat: Heartbeat,
+    _diagnostics: Option<AbortOnDrop>,
 }
 
 impl StandardServices {
@@ -68,6 +70,15 @@ impl StandardServices {
     pub fn lifecycle(&self) -> watch::Receiver<PrimaryState> {
         self.lifecycle.watch()
     }
+}
+
+/// The process report on `/diagnostics`, as configured.
+fn process_diagnostics(node: &Node, cfg: &LoadedConfig) -> Result<Option<AbortOnDrop>, NodeError> {
+    let period = cfg.config.common.supervision.diagnostics_period_s;
+    Ok(publish_process_diagnostics(
+        node,
+        std::time::Duration::from_secs_f64(period),
+    )?)
 }
 
 /// The state nodes start in, as configured.
@@ -96,6 +107,7 @@ pub fn serve_standard(
         lifecycle: serve_lifecycle(node, initial_state(cfg))?,
         _rosout: publish_log(node)?,
         _heartbeat: Heartbeat::start(node, &heartbeat_settings(cfg))?,
+        _diagnostics: process_diagnostics(node, cfg)?,
     })
 }
 
@@ -111,6 +123,7 @@ pub fn serve_standard_unmanaged(
         lifecycle: Lifecycle::unmanaged(),
         _rosout: publish_log(node)?,
         _heartbeat: Heartbeat::start(node, &heartbeat_settings(cfg))?,
+        _diagnostics: process_diagnostics(node, cfg)?,
     })
 }
 

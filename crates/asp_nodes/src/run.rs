@@ -55,30 +55,17 @@ const HEAP_TRIM_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 /// A trim walks the free lists under the allocator's locks, so it runs on a thread of
 /// its own and not per request.
 fn start_heap_trimmer(name: &str) {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        #[allow(unsafe_code)] // the one FFI call of the node runtime
-        fn trim() {
-            // SAFETY: malloc_trim takes the allocator's own locks; it frees no block
-            // in use and leaves every pointer valid.
-            unsafe {
-                libc::malloc_trim(0);
+    let spawned = std::thread::Builder::new()
+        .name("heap-trim".into())
+        .spawn(|| {
+            loop {
+                std::thread::sleep(HEAP_TRIM_EVERY);
+                crate::process::trim_heap();
             }
-        }
-        let spawned = std::thread::Builder::new()
-            .name("heap-trim".into())
-            .spawn(|| {
-                loop {
-                    std::thread::sleep(HEAP_TRIM_EVERY);
-                    trim();
-                }
-            });
-        if let Err(e) = spawned {
-            tracing::warn!("{name}: no heap trimming: {e}");
-        }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("{name}: no heap trimming: {e}");
     }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    let _ = name;
 }
 
 /// Resolves on SIGINT or SIGTERM.

@@ -331,6 +331,11 @@ pub struct SupervisionConfig {
     /// that never serves. Default 120.
     #[garde(range(min = 1.0, max = 3600.0))]
     pub start_timeout_s: f64,
+    /// Seconds between two reports of each node's process (resident memory, heap in
+    /// use and held free, threads) on `/diagnostics` (`diagnostic_msgs/DiagnosticArray`,
+    /// as rqt_robot_monitor reads it); 0: none. Default 1, diagnostic_updater's rate.
+    #[garde(range(min = 0.0, max = 60.0))]
+    pub diagnostics_period_s: f64,
 }
 
 /// The lifecycle state nodes start in (`common.supervision.initial_state`).
@@ -367,6 +372,7 @@ impl Default for SupervisionConfig {
             max_respawns: 5,
             initial_state: LifecycleStart::Active,
             start_timeout_s: 120.0,
+            diagnostics_period_s: 1.0,
         }
     }
 }

@@ -18,6 +18,7 @@ pub mod asp_interfaces;
 pub mod bond;
 pub mod builtin_interfaces;
 pub mod control_msgs;
+pub mod diagnostic_msgs;
 pub mod geometry_msgs;
 pub mod lifecycle_msgs;
 pub mod moveit_msgs;
@@ -559,6 +560,7 @@ pub fn registry() -> Vec<TypeInfo> {
     bond::register(&mut out);
     builtin_interfaces::register(&mut out);
     control_msgs::register(&mut out);
+    diagnostic_msgs::register(&mut out);
     geometry_msgs::register(&mut out);
     lifecycle_msgs::register(&mut out);
     moveit_msgs::register(&mut out);
