@@ -13,7 +13,10 @@
 //! (a leak raises that floor; a reading caught mid-burst, or a heap fragmented for a
 //! while until later goals reuse it, does not). The growth per 100 goals (a Theil–Sen
 //! slope over those readings, so that no one reading decides) must stay under a bound,
-//! for the six together and for each node. It prints the figures the README reports.
+//! for the six together and for each node. Beside resident memory it reads each node's
+//! heap in use (what the node reports on `/diagnostics`; a leak raises it, the
+//! allocator's holding of freed pages does not) and prints both slopes, the figures the
+//! README reports. `ASP_SOAK_TRACE=<file>` writes every node's memory after every goal.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -26,11 +29,13 @@ use std::time::{Duration, Instant};
 
 use asp_core::robot::CancellationToken;
 use asp_nodes::launch::{LaunchTarget, Launcher, Respawn};
+use asp_nodes::process::{DIAGNOSTICS_TOPIC, keys, reported, reporting_node};
 use asp_ros::msg::TerminalState;
 use asp_ros::msg::asp_interfaces::{
     ExecuteGoal, ExecuteGoalAction, ExecuteGoalActionGoal, ExecuteGoalRequest, ObjectMapSummary,
     goal_refused,
 };
+use asp_ros::msg::diagnostic_msgs::DiagnosticArray;
 use asp_ros::msg::std_msgs::Bool;
 use asp_ros::transport::ServiceMapping;
 use asp_ros::{Qos, Transport};
@@ -64,6 +69,24 @@ const MAX_MIB_PER_100_GOALS: f64 = 3.0;
 /// … and each of them (a leak in one must not hide behind another's shrinking cache).
 const MAX_NODE_MIB_PER_100_GOALS: f64 = 1.0;
 
+/// A node's memory, MiB: resident (read from `/proc`) and its heap in use (as the node
+/// last reported it on `/diagnostics`).
+#[derive(Debug, Clone, Copy)]
+struct Memory {
+    rss: f64,
+    heap: f64,
+}
+
+impl Memory {
+    /// Each measure's lower.
+    fn min(self, other: Self) -> Self {
+        Self {
+            rss: self.rss.min(other.rss),
+            heap: self.heap.min(other.heap),
+        }
+    }
+}
+
 /// Resident memory of process `pid`, MiB.
 fn rss_mib(pid: u32) -> f64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
@@ -76,11 +99,19 @@ fn rss_mib(pid: u32) -> f64 {
     kib / 1024.0
 }
 
-/// Every node's resident memory, MiB.
-fn memory(launcher: &Launcher) -> BTreeMap<String, f64> {
+/// Every node's memory; `heap`: the heap in use each node last reported.
+fn memory(launcher: &Launcher, heap: &BTreeMap<String, f64>) -> BTreeMap<String, Memory> {
     asp_nodes::launch::PRODUCT_NODES
         .iter()
-        .map(|n| (n.to_string(), rss_mib(launcher.pid(n).unwrap())))
+        .map(|n| {
+            let m = Memory {
+                rss: rss_mib(launcher.pid(n).unwrap()),
+                heap: *heap
+                    .get(*n)
+                    .unwrap_or_else(|| panic!("{n} reported no process diagnostics")),
+            };
+            (n.to_string(), m)
+        })
         .collect()
 }
 
@@ -189,6 +220,31 @@ async fn a_thousand_goals_leave_memory_flat() {
         .client::<ExecuteGoal>(asp_nodes::names::EXECUTE_GOAL_SERVICE)
         .unwrap();
     let mut ready = me.subscribe::<Bool>("/asp/ready", Qos::latched()).unwrap();
+    // every node's heap in use, MiB, as it last reported it on /diagnostics (deep
+    // enough for every node's reports over the longest goal)
+    let mut diagnostics = me
+        .subscribe::<DiagnosticArray>(DIAGNOSTICS_TOPIC, Qos::default_reliable().with_depth(200))
+        .unwrap();
+    let mut heap_reported: BTreeMap<String, f64> = BTreeMap::new();
+    let mut heap = move || {
+        while let Some(report) = diagnostics.try_recv() {
+            for s in &report.status {
+                if let (Some(node), Some(mib)) =
+                    (reporting_node(s), reported(s, keys::HEAP_IN_USE_MIB))
+                {
+                    heap_reported.insert(node.to_owned(), mib);
+                }
+            }
+        }
+        heap_reported.clone()
+    };
+    // ASP_SOAK_TRACE=<file>: every node's memory after every goal, as CSV
+    let mut trace = std::env::var_os("ASP_SOAK_TRACE").map(|f| {
+        let mut w = std::io::BufWriter::new(std::fs::File::create(f).unwrap());
+        use std::io::Write;
+        writeln!(w, "goal,seconds,kind,node,rss_mib,heap_in_use_mib").unwrap();
+        w
+    });
     let mut map_summary = me
         .subscribe::<ObjectMapSummary>(asp_nodes::names::OBJECT_MAP_TOPIC, Qos::latched())
         .unwrap();
@@ -220,10 +276,10 @@ async fn a_thousand_goals_leave_memory_flat() {
     ];
     // after the warm-up, every READ_EVERY goals: the goal, every node's memory, the
     // map's (objects, points)
-    type Reading = (usize, BTreeMap<String, f64>, (u32, u32));
+    type Reading = (usize, BTreeMap<String, Memory>, (u32, u32));
     let mut readings: Vec<Reading> = Vec::new();
-    // each node's lowest resident memory since the last reading, sampled after each goal
-    let mut floor: Option<BTreeMap<String, f64>> = None;
+    // each node's lowest memory since the last reading, sampled after each goal
+    let mut floor: Option<BTreeMap<String, Memory>> = None;
     // the map's size at every CYCLE-th goal, and the goal the warm-up ended at
     let mut map_by_cycle: Vec<(u32, u32)> = Vec::new();
     let mut warm_end: Option<usize> = None;
@@ -315,14 +371,34 @@ async fn a_thousand_goals_leave_memory_flat() {
             });
         }
         if warm_end.is_some() {
-            let now = memory(&launcher);
+            let now = memory(&launcher, &heap());
+            if let Some(w) = &mut trace {
+                use std::io::Write;
+                let kind = if succeeds {
+                    "success"
+                } else if refused.is_none() {
+                    "search"
+                } else {
+                    "refusal"
+                };
+                for (node, m) in &now {
+                    writeln!(
+                        w,
+                        "{i},{:.1},{kind},{node},{:.2},{:.2}",
+                        began.elapsed().as_secs_f64(),
+                        m.rss,
+                        m.heap
+                    )
+                    .unwrap();
+                }
+            }
             match &mut floor {
                 Some(lowest) => {
-                    for (node, mib) in now {
+                    for (node, m) in now {
                         lowest
                             .entry(node)
-                            .and_modify(|l| *l = l.min(mib))
-                            .or_insert(mib);
+                            .and_modify(|l| *l = l.min(m))
+                            .or_insert(m);
                     }
                 }
                 None => floor = Some(now),
@@ -348,15 +424,18 @@ async fn a_thousand_goals_leave_memory_flat() {
     assert!(report.respawns.is_empty(), "{report:?}");
 
     let xs: Vec<f64> = readings.iter().map(|r| r.0 as f64).collect();
-    let series = |node: Option<&str>| -> Vec<f64> {
+    // one measure of one node (or of the six together) over the readings
+    let series = |node: Option<&str>, measure: fn(&Memory) -> f64| -> Vec<f64> {
         readings
             .iter()
             .map(|r| match node {
-                Some(n) => r.1[n],
-                None => r.1.values().sum(),
+                Some(n) => measure(&r.1[n]),
+                None => r.1.values().map(measure).sum(),
             })
             .collect()
     };
+    let rss = |m: &Memory| m.rss;
+    let heap = |m: &Memory| m.heap;
     let (first, last) = (&readings[0], &readings[readings.len() - 1]);
     println!(
         "soak: {goals} goals ({succeeded} succeeded on the simulator, {by_service} through the service) in {elapsed:.0} s"
@@ -373,31 +452,34 @@ async fn a_thousand_goals_leave_memory_flat() {
         );
     }
     println!(
-        "node                  MiB at goal {}   MiB at goal {goals}   MiB per 100 goals (slope over {} readings)",
+        "MiB (resident | heap in use) at goal {} and at goal {goals}, and per 100 goals (slope over {} readings)",
         first.0,
         readings.len()
     );
+    let row = |name: &str, node: Option<&str>| {
+        let (r, h) = (series(node, rss), series(node, heap));
+        println!(
+            "{name:<20}  {:>7.1} {:>7.1} {:>6.2}  |  {:>7.1} {:>7.1} {:>6.2}",
+            r[0],
+            r[r.len() - 1],
+            slope_per_100(&xs, &r),
+            h[0],
+            h[h.len() - 1],
+            slope_per_100(&xs, &h)
+        );
+    };
     let mut grew = Vec::new();
     for node in asp_nodes::launch::PRODUCT_NODES {
-        let ys = series(Some(node));
+        row(node, Some(node));
+        let ys = series(Some(node), rss);
         let slope = slope_per_100(&xs, &ys);
-        println!(
-            "{node:<20}  {:>14.1}  {:>15.1}  {slope:>18.2}",
-            ys[0],
-            ys[ys.len() - 1]
-        );
         if slope >= MAX_NODE_MIB_PER_100_GOALS {
             grew.push(format!("{node} {slope:.2} ({ys:.1?})"));
         }
     }
-    let all = series(None);
+    row("all six", None);
+    let all = series(None, rss);
     let growth = slope_per_100(&xs, &all);
-    println!(
-        "{:<20}  {:>14.1}  {:>15.1}  {growth:>18.2}",
-        "all six",
-        all[0],
-        all[all.len() - 1]
-    );
     println!(
         "object map: {} objects, {} points at goal {}; {} objects, {} points at goal {goals}",
         first.2.0, first.2.1, first.0, last.2.0, last.2.1
