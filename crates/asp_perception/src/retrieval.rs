@@ -214,6 +214,35 @@ impl ObjectRetriever {
         query: &str,
         eligible: impl Fn(&Object) -> bool,
     ) -> Result<Retrieval, PerceptionError> {
+        self.retrieve_in(map, registry, query, eligible, None).await
+    }
+
+    /// [`Self::retrieve_where`] judged by the views from keyframe `first` on (a closer
+    /// look): only objects those views saw are candidates, and the VLM is asked about
+    /// their crops from those views alone, so what an earlier view showed (and the
+    /// answer the VLM gave about it) cannot confirm the object again.
+    pub async fn retrieve_seen_since(
+        &self,
+        map: &ObjectMap,
+        registry: &mut ObjectRegistry,
+        query: &str,
+        eligible: impl Fn(&Object) -> bool,
+        first: u32,
+    ) -> Result<Retrieval, PerceptionError> {
+        self.retrieve_in(map, registry, query, eligible, Some(first))
+            .await
+    }
+
+    async fn retrieve_in(
+        &self,
+        map: &ObjectMap,
+        registry: &mut ObjectRegistry,
+        query: &str,
+        eligible: impl Fn(&Object) -> bool,
+        since: Option<u32>,
+    ) -> Result<Retrieval, PerceptionError> {
+        let seen = |o: &Object| since.is_none_or(|f| o.crops.iter().any(|c| c.keyframe >= f));
+        let eligible = |o: &Object| seen(o) && eligible(o);
         let q = self.text.embed_text(query)?;
         let ranked: Vec<(ObjectId, f32)> = map
             .top_k_by_similarity(&q, map.len())
@@ -227,7 +256,14 @@ impl ObjectRetriever {
             let object = map
                 .get(id)
                 .ok_or_else(|| PerceptionError::UnknownObject(id.to_string()))?;
-            let confirmed = self.confirm(object, query).await?;
+            let confirmed = match since {
+                None => self.confirm(object, query).await?,
+                Some(first) => {
+                    let mut recent = object.clone();
+                    recent.crops.retain(|c| c.keyframe >= first);
+                    self.confirm(&recent, query).await?
+                }
+            };
             tracing::debug!(
                 query,
                 %id,

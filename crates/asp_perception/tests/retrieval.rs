@@ -376,3 +376,93 @@ async fn an_object_left_out_of_a_retrieval_gives_its_place_to_the_next() {
     assert!(r.confirm(obj, "red mug").await.unwrap());
     assert!(!r.confirm(obj, "a purple elephant").await.unwrap());
 }
+
+/// The simulated VLM, keeping every view it was shown.
+struct Recording {
+    inner: SimulatedRetrievalVlm,
+    shown: std::sync::Mutex<Vec<asp_core::models::Observation>>,
+}
+
+#[async_trait::async_trait]
+impl RetrievalVlm for Recording {
+    async fn confirm(
+        &self,
+        query: &str,
+        views: &[asp_core::models::Observation],
+    ) -> Result<bool, asp_core::models::ModelError> {
+        self.shown.lock().unwrap().extend_from_slice(views);
+        self.inner.confirm(query, views).await
+    }
+}
+
+#[tokio::test]
+async fn a_closer_look_is_judged_by_its_own_views() {
+    let text: Arc<dyn TextEmbedder> = Arc::new(support::minilm());
+    // keyframe 0 from the middle, keyframe 1 from the right: the mug is in both
+    let map = map_from(&text, &scene::tabletop_views()[..2]);
+    let mug = object_at(&map, [0.84, -0.26, 0.8]);
+    let frames = |id: ObjectId| -> Vec<u32> {
+        map.get(id)
+            .unwrap()
+            .crops
+            .iter()
+            .map(|c| c.keyframe)
+            .collect()
+    };
+    assert!(
+        frames(mug).contains(&0) && frames(mug).contains(&1),
+        "{:?}",
+        frames(mug)
+    );
+    let vlm = Arc::new(Recording {
+        inner: SimulatedRetrievalVlm::new(Arc::clone(&text), PerceptionSimulationConfig::default()),
+        shown: Default::default(),
+    });
+    let r = ObjectRetriever::new(
+        Arc::clone(&text),
+        Some(vlm.clone() as Arc<dyn RetrievalVlm>),
+        RetrievalConfig {
+            top_k: map.len(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let crops_from = |keyframe: u32| -> Vec<asp_core::models::Observation> {
+        map.objects
+            .iter()
+            .flat_map(|o| o.crops.iter())
+            .filter(|c| c.keyframe == keyframe)
+            .map(|c| c.centred_observation())
+            .collect()
+    };
+    let (first_view, second_view) = (crops_from(0), crops_from(1));
+    let shown = || std::mem::take(&mut *vlm.shown.lock().unwrap());
+    let mut reg = ObjectRegistry::new();
+    let got = r
+        .retrieve_seen_since(&map, &mut reg, "red mug", |_| true, 1)
+        .await
+        .unwrap();
+    assert_eq!(got.candidates[0].id, mug, "{got:?}");
+    assert_eq!(got.keys.len(), 1, "{got:?}");
+    // only objects the second view saw are candidates, and the VLM saw their crops
+    // from it alone
+    for c in &got.candidates {
+        assert!(frames(c.id).contains(&1), "{c:?}: {:?}", frames(c.id));
+    }
+    let views = shown();
+    assert!(!views.is_empty());
+    assert!(views.iter().all(|v| second_view.contains(v)));
+    assert!(!views.iter().any(|v| first_view.contains(v)));
+    // a plain retrieval shows the first view's crops too
+    r.retrieve(&map, &mut reg, "red mug").await.unwrap();
+    assert!(shown().iter().any(|v| first_view.contains(v)));
+    // nothing seen since a keyframe that does not exist yet
+    let none = r
+        .retrieve_seen_since(&map, &mut reg, "red mug", |_| true, 2)
+        .await
+        .unwrap();
+    assert!(
+        none.candidates.is_empty() && none.keys.is_empty(),
+        "{none:?}"
+    );
+}

@@ -253,6 +253,32 @@ const BACK_OFF_STEP_M: Real = 0.05;
 /// metres.
 const IN_FRONT_M: Real = 0.1;
 
+/// The line a sideways search steps along: through where it started, across
+/// `heading`, at most `reach` either way.
+struct SearchLine {
+    start: Pose2D,
+    heading: Real,
+    reach: Real,
+}
+
+impl SearchLine {
+    /// How far along the line (left of the heading positive) the point `(x, y)` lies.
+    fn offset(&self, x: Real, y: Real) -> Real {
+        let (sin, cos) = self.heading.sin_cos();
+        -(x - self.start.x) * sin + (y - self.start.y) * cos
+    }
+
+    /// The stop `offset` along the line, facing `heading`.
+    fn stop(&self, offset: Real) -> Pose2D {
+        let (sin, cos) = self.heading.sin_cos();
+        Pose2D::new(
+            self.start.x - offset * sin,
+            self.start.y + offset * cos,
+            self.heading,
+        )
+    }
+}
+
 /// What stepping in front of a search's match gave.
 enum InFront {
     /// Retrieved again from in front of it.
@@ -1006,15 +1032,18 @@ impl MapService {
             }
             _ => start.theta,
         };
-        let (sin, cos) = heading.sin_cos();
+        let line = SearchLine {
+            start,
+            heading,
+            reach: self.mapping.search.reach,
+        };
         let mut blocked = [false; 2];
         for offset in offsets {
             let side = usize::from(offset < 0.0);
             if blocked[side] || cancel.is_cancelled() {
                 continue;
             }
-            let stop = Pose2D::new(start.x - offset * sin, start.y + offset * cos, heading);
-            let nav = self.navigate_near(stop, &cancel).await;
+            let nav = self.navigate_near(line.stop(offset), &cancel).await;
             if nav.status != TerminalStatus::Succeeded {
                 info!(
                     offset,
@@ -1028,7 +1057,10 @@ impl MapService {
             if !found.keys.is_empty() {
                 // a match at the edge of a view is one model's word: the closer view
                 // must confirm it, or the search goes on
-                let found = match self.step_in_front(st, &found, &looks, &cancel).await? {
+                let found = match self
+                    .step_in_front(st, &found, &looks, &cancel, &line)
+                    .await?
+                {
                     InFront::Confirmed(again) => again,
                     InFront::Already => found,
                     InFront::NotConfirmed => {
@@ -1190,15 +1222,19 @@ impl MapService {
         Ok(None)
     }
 
-    /// After a search found `found`, at the edge of a view: steps sideways until its
-    /// best match is straight ahead, as the robot stood to its start (within reach,
-    /// seen whole), looks again and retrieves again.
+    /// After a search found `found`, at the edge of a view: steps sideways along the
+    /// search's line until its best match is straight ahead (within reach, seen whole),
+    /// never past the search's reach, looks again and retrieves again, judged by the
+    /// new views alone: the crops that matched before (and the VLM's answer about them)
+    /// cannot confirm it a second time. A match beyond the search's reach that no step
+    /// brings nearer is not confirmed.
     async fn step_in_front(
         &self,
         st: &mut MapState,
         found: &Retrieval,
         looks: &[Option<usize>],
         cancel: &CancellationToken,
+        line: &SearchLine,
     ) -> Result<InFront, ServiceError> {
         let Some(centroid) = found.keys.first().and_then(|k| {
             Self::lookup(st, k)
@@ -1210,13 +1246,23 @@ impl MapService {
         let Ok(here) = self.base.base_pose().await else {
             return Ok(InFront::Already);
         };
-        let (sin, cos) = here.theta.sin_cos();
-        let lateral = -(centroid.x - here.x) * sin + (centroid.y - here.y) * cos;
-        if lateral.abs() < IN_FRONT_M {
+        let (object, now) = (
+            line.offset(centroid.x, centroid.y),
+            line.offset(here.x, here.y),
+        );
+        if (object - now).abs() < IN_FRONT_M {
             return Ok(InFront::Already);
         }
-        let stop = Pose2D::new(here.x - lateral * sin, here.y + lateral * cos, here.theta);
-        let nav = self.navigate_near(stop, cancel).await;
+        let target = object.clamp(-line.reach, line.reach);
+        if (target - now).abs() < IN_FRONT_M {
+            info!(
+                query = %found.query,
+                beyond = object.abs() - line.reach,
+                "what the search found lies beyond its reach; no closer view"
+            );
+            return Ok(InFront::NotConfirmed);
+        }
+        let nav = self.navigate_near(line.stop(target), cancel).await;
         if nav.status != TerminalStatus::Succeeded {
             info!(
                 "could not step in front of what the search found ({})",
@@ -1224,8 +1270,25 @@ impl MapService {
             );
             return Ok(InFront::Already);
         }
+        let first_new = st.builder.keyframes();
         self.look_from_here(st, looks, cancel).await?;
-        let again = self.retrieve_in_map(st, &found.query).await?;
+        let withdrawn = &st.withdrawn;
+        let radius = self.max_shift();
+        let again = self
+            .retriever
+            .retrieve_seen_since(
+                st.builder.map(),
+                &mut st.registry,
+                &found.query,
+                |o| {
+                    !o.point_cloud
+                        .centroid()
+                        .is_some_and(|c| passed_over(withdrawn, &found.query, c, radius))
+                },
+                first_new,
+            )
+            .await
+            .map_err(perception_error)?;
         Ok(if again.keys.is_empty() {
             InFront::NotConfirmed
         } else {
@@ -1699,6 +1762,23 @@ mod tests {
 
     fn p(x: Real, y: Real) -> Point3 {
         Point3::new(x, y, 0.5)
+    }
+
+    #[test]
+    fn a_search_line_measures_and_places_stops_across_its_heading() {
+        // started at (2, 1) facing +y: left of the heading is -x
+        let line = SearchLine {
+            start: Pose2D::new(2.0, 1.0, std::f32::consts::FRAC_PI_2),
+            heading: std::f32::consts::FRAC_PI_2,
+            reach: 1.2,
+        };
+        assert!((line.offset(1.0, 5.0) - 1.0).abs() < 1e-5);
+        assert!((line.offset(3.5, 0.0) + 1.5).abs() < 1e-5);
+        let stop = line.stop(-0.8);
+        assert!((stop.x - 2.8).abs() < 1e-5 && (stop.y - 1.0).abs() < 1e-5);
+        assert!((stop.theta - line.heading).abs() < 1e-6);
+        // a stop's offset is what it was placed at
+        assert!((line.offset(stop.x, stop.y) + 0.8).abs() < 1e-5);
     }
 
     #[test]
