@@ -254,7 +254,7 @@ const BACK_OFF_STEP_M: Real = 0.05;
 const IN_FRONT_M: Real = 0.1;
 
 /// The line a sideways search steps along: through where it started, across
-/// `heading`, at most `reach` either way.
+/// `heading`; a closer look goes at most `reach` either way.
 struct SearchLine {
     start: Pose2D,
     heading: Real,
@@ -1032,10 +1032,12 @@ impl MapService {
             }
             _ => start.theta,
         };
+        // a closer look may go one step past the last stop: what that stop's view sees
+        // at working distance
         let line = SearchLine {
             start,
             heading,
-            reach: self.mapping.search.reach,
+            reach: self.mapping.search.reach + self.mapping.search.step,
         };
         let mut blocked = [false; 2];
         for offset in offsets {
@@ -1224,10 +1226,11 @@ impl MapService {
 
     /// After a search found `found`, at the edge of a view: steps sideways along the
     /// search's line until its best match is straight ahead (within reach, seen whole),
-    /// never past the search's reach, looks again and retrieves again, judged by the
+    /// never more than one step past the search's reach (what the last stop's view
+    /// covers at working distance), looks again and retrieves again, judged by the
     /// new views alone: the crops that matched before (and the VLM's answer about them)
-    /// cannot confirm it a second time. A match beyond the search's reach that no step
-    /// brings nearer is not confirmed.
+    /// cannot confirm it a second time. A match farther out, that no step brings
+    /// nearer, is not confirmed.
     async fn step_in_front(
         &self,
         st: &mut MapState,
