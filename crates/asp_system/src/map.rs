@@ -328,6 +328,19 @@ fn passed_over(withdrawn: &[Withdrawn], query: &str, at: Point3, radius: Real) -
         .any(|w| same_query(&w.query, query) && (w.at - at).norm() <= radius)
 }
 
+/// The objects retrieval for `query` may give: those no withdrawal passes over.
+fn not_passed_over<'a>(
+    withdrawn: &'a [Withdrawn],
+    query: &'a str,
+    radius: Real,
+) -> impl Fn(&Object) -> bool + 'a {
+    move |o| {
+        !o.point_cloud
+            .centroid()
+            .is_some_and(|c| passed_over(withdrawn, query, c, radius))
+    }
+}
+
 /// The object of `local` that stands where `previous` was: about its size (its box's
 /// diagonal within half and twice `previous`'s: a table seen where a missed cup stood is
 /// not the cup) and on the same place (half the points of one within
@@ -807,14 +820,9 @@ impl MapService {
         st: &mut MapState,
         query: &str,
     ) -> Result<Retrieval, ServiceError> {
-        let radius = self.max_shift();
-        let withdrawn = &st.withdrawn;
+        let eligible = not_passed_over(&st.withdrawn, query, self.max_shift());
         self.retriever
-            .retrieve_where(st.builder.map(), &mut st.registry, query, |o| {
-                !o.point_cloud
-                    .centroid()
-                    .is_some_and(|c| passed_over(withdrawn, query, c, radius))
-            })
+            .retrieve_where(st.builder.map(), &mut st.registry, query, eligible)
             .await
             .map_err(perception_error)
     }
@@ -1275,19 +1283,14 @@ impl MapService {
         }
         let first_new = st.builder.keyframes();
         self.look_from_here(st, looks, cancel).await?;
-        let withdrawn = &st.withdrawn;
-        let radius = self.max_shift();
+        let eligible = not_passed_over(&st.withdrawn, &found.query, self.max_shift());
         let again = self
             .retriever
             .retrieve_seen_since(
                 st.builder.map(),
                 &mut st.registry,
                 &found.query,
-                |o| {
-                    !o.point_cloud
-                        .centroid()
-                        .is_some_and(|c| passed_over(withdrawn, &found.query, c, radius))
-                },
+                eligible,
                 first_new,
             )
             .await
