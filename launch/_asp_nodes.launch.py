@@ -38,8 +38,9 @@ def _processes(context):
         # SIGINT first (the nodes stop their servers and exit 0), SIGTERM after 10 s; a
         # node that dies is started again: agent_node ends the goal it ran (code 25),
         # holds the robot, and takes goals again once the node's heartbeat is back
-        # glibc's malloc, held at its initial mmap threshold and two arenas: camera-sized
-        # buffers then do not fragment the heap (asp_nodes::launch::MALLOC_ENV says why)
+        # glibc's malloc (the C and C++ libraries'; the nodes' own allocator is jemalloc),
+        # held at its initial mmap threshold and two arenas: image-sized buffers then do
+        # not fragment its heap (asp_nodes::launch::MALLOC_ENV says why)
         env = {k: os.environ.get(k, v) for k, v in
                (("MALLOC_MMAP_THRESHOLD_", "131072"), ("MALLOC_ARENA_MAX", "2"))}
         out.append(ExecuteProcess(cmd=cmd, name=node, output="screen", sigterm_timeout="10",

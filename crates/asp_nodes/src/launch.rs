@@ -19,13 +19,14 @@ use tracing::{info, warn};
 use crate::NodeError;
 
 /// glibc's malloc settings every node gets unless the environment sets them already.
-/// The mmap threshold: glibc raises it each time a large block is freed, after which
-/// camera-sized buffers (about 1 MB, several per second per camera) come from the heap
-/// and fragment it (in the soak, skill_executor_node grew 5.6 MiB per 100 goals, and 0.4
-/// with the threshold held at glibc's initial 128 KiB). The arena count: each thread
-/// that allocates may get an arena of its own (up to 8 per core), and a node's resident
-/// size then wanders by several MiB with which thread ran last (object_map_node at a
-/// steady 18 objects read 238 to 247 MiB over one soak); two arenas bound that.
+/// The nodes' own allocations go to jemalloc ([`crate::process`]); glibc's heap serves
+/// the C and C++ libraries (ONNX Runtime's tensors, image-sized). The mmap threshold:
+/// glibc raises it each time a large block is freed, after which image-sized buffers
+/// come from the heap and fragment it (before jemalloc, skill_executor_node grew 5.6
+/// MiB per 100 goals of the soak with it raised, 0.4 with it held at glibc's initial
+/// 128 KiB). The arena count: each thread that allocates may get an arena of its own
+/// (up to 8 per core), and the resident size then wanders by MiB with which thread ran
+/// last; two arenas bound that.
 pub const MALLOC_ENV: [(&str, &str); 2] = [
     ("MALLOC_MMAP_THRESHOLD_", "131072"),
     ("MALLOC_ARENA_MAX", "2"),

@@ -46,14 +46,12 @@ fn start_watchdog(name: &str, timeout: std::time::Duration, started: Arc<AtomicB
 /// How often a node hands the heap pages malloc holds free back to the system.
 const HEAP_TRIM_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// Hands free heap pages back to the system every [`HEAP_TRIM_EVERY`] (glibc's
-/// `malloc_trim`). glibc returns a freed block's pages only from the top of an arena;
-/// pages freed below a block still in use stay resident, so a node that allocates and
-/// frees camera frames and clouds all day creeps up in resident size with nothing
-/// leaked. In the soak, with the heap's real growth fixed, object_map_node still read
-/// 2.0 and skill_executor_node 1.3 MiB per 100 goals up; with the trim, 0.33 and -0.01.
-/// A trim walks the free lists under the allocator's locks, so it runs on a thread of
-/// its own and not per request.
+/// Hands glibc's free heap pages back to the system every [`HEAP_TRIM_EVERY`]
+/// (`malloc_trim`). glibc returns a freed block's pages only from the top of an arena;
+/// pages freed below a block still in use stay resident, so the C and C++ libraries'
+/// buffers (the nodes' own allocations are jemalloc's, which returns its pages itself)
+/// would creep the resident size up with nothing leaked. A trim walks the free lists
+/// under the allocator's locks, so it runs on a thread of its own and not per request.
 fn start_heap_trimmer(name: &str) {
     let spawned = std::thread::Builder::new()
         .name("heap-trim".into())
