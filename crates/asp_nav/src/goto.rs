@@ -81,6 +81,18 @@ impl GoToResult {
     }
 }
 
+/// What a fresh look at an object go_to found nowhere to stand around said.
+enum LookAgain {
+    /// Too far to look at from here, or no re-detector.
+    NotNear,
+    /// Seen again, its cloud from the new view.
+    Found(Relocalized),
+    /// Closer looks said it is not what its query asked for (the map withdrew it).
+    NotIt(String),
+    /// Nothing learnt (not seen, or the look could not be taken): why.
+    Unchanged(String),
+}
+
 /// go_to over a base and (optionally) a re-detector.
 pub struct GoTo {
     base: Arc<dyn BaseNavigation>,
@@ -116,6 +128,37 @@ impl GoTo {
             estop,
             relocalizer,
             cfg: cfg.clone(),
+        }
+    }
+
+    /// A fresh look at the object from where the base stands, when it is within
+    /// `look_again_within` and a re-detector is configured.
+    async fn look_again(&self, req: &GoToRequest) -> LookAgain {
+        let Some(r) = self.relocalizer.as_ref().filter(|_| self.cfg.relocalize) else {
+            return LookAgain::NotNear;
+        };
+        let (Ok(robot), Some(c)) = (self.base.base_pose().await, req.object_cloud.centroid())
+        else {
+            return LookAgain::NotNear;
+        };
+        let distance = (c.x - robot.x).hypot(c.y - robot.y);
+        if distance > asp_core::Real::from(self.cfg.look_again_within) {
+            return LookAgain::NotNear;
+        }
+        info!(
+            distance,
+            "no place to stand around the object: looking at it again from here"
+        );
+        match r
+            .relocalize(&req.query, &req.object_cloud, &self.cfg.relocalize_camera)
+            .await
+        {
+            Ok(Some(found)) => LookAgain::Found(found),
+            Ok(None) => LookAgain::Unchanged(format!(
+                "looked again from here, {distance:.1} m away, and did not see it"
+            )),
+            Err(RelocalizeError::NotIt(why)) => LookAgain::NotIt(why),
+            Err(e) => LookAgain::Unchanged(format!("could not look again from here: {e}")),
         }
     }
 
@@ -192,19 +235,76 @@ impl GoTo {
                 format!("the point cloud of {} is empty", req.object),
             );
         }
+        let mut req = req;
         let selection = match self.choose(&req).await {
             Err(f) => {
                 return failed(f, report, "cannot read the base pose; nothing moved".into());
             }
             Ok(Err(e)) => {
-                return failed(
-                    fail(FailureKind::Navigation, ours::NO_VALID_POSE).retryable(),
-                    report,
+                // Nowhere to stand: what the map holds of the object may be wrong
+                // (another object taken for it on one view, or its points run into
+                // what stands behind it). A fresh look from here, when it is near,
+                // settles that before the agent is told to give up on it.
+                let no_pose = |note: &str| {
                     format!(
-                        "go_to {}: {e}; nothing moved: the object may be boxed in, try another object or look again",
+                        "go_to {}: {e}; nothing moved{note}: the object may be boxed in, try another object or look again",
                         req.object
-                    ),
-                );
+                    )
+                };
+                match self.look_again(&req).await {
+                    LookAgain::NotNear => {
+                        return failed(
+                            fail(FailureKind::Navigation, ours::NO_VALID_POSE).retryable(),
+                            report,
+                            no_pose(""),
+                        );
+                    }
+                    LookAgain::NotIt(why) => {
+                        return failed(
+                            fail(FailureKind::UnknownObject, ours::NOT_IT).retryable(),
+                            report,
+                            format!(
+                                "go_to {}: {e}; looked at it again from here, and {why}",
+                                req.object
+                            ),
+                        );
+                    }
+                    LookAgain::Unchanged(note) => {
+                        return failed(
+                            fail(FailureKind::Navigation, ours::NO_VALID_POSE).retryable(),
+                            report,
+                            no_pose(&format!(" ({note})")),
+                        );
+                    }
+                    LookAgain::Found(found) => {
+                        req.object_cloud = found.object_cloud.clone();
+                        let shift = found.shift;
+                        report.relocalized = Some(found);
+                        match self.choose(&req).await {
+                            Ok(Ok(s)) => {
+                                info!(shift, "a fresh look moved the object; base pose chosen");
+                                s
+                            }
+                            Err(f) => {
+                                return failed(
+                                    f,
+                                    report,
+                                    "cannot read the base pose; nothing moved".into(),
+                                );
+                            }
+                            Ok(Err(again)) => {
+                                return failed(
+                                    fail(FailureKind::Navigation, ours::NO_VALID_POSE).retryable(),
+                                    report,
+                                    format!(
+                                        "go_to {}: {again}; nothing moved (looked at it again from here and found it {shift:.2} m from where the map had it, with no place to stand there either): the object may be boxed in, try another object",
+                                        req.object
+                                    ),
+                                );
+                            }
+                        }
+                    }
+                }
             }
             Ok(Ok(s)) => s,
         };

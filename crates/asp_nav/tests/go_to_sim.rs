@@ -421,3 +421,150 @@ async fn an_object_not_seen_again_on_arrival_keeps_the_maps_view() {
         assert!(failure.retryable, "retrieving again is the way on");
     }
 }
+
+/// A re-detection that sees the object where `cloud` has it, counting its calls.
+struct SeesItAt {
+    cloud: asp_core::PointCloud,
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl asp_nav::Relocalizer for SeesItAt {
+    async fn relocalize(
+        &self,
+        _query: &str,
+        previous: &asp_core::PointCloud,
+        _camera: &str,
+    ) -> Result<Option<asp_nav::Relocalized>, asp_nav::RelocalizeError> {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let shift = (self.cloud.centroid().unwrap() - previous.centroid().unwrap()).norm();
+        let mut local_map = asp_core::ObjectMap::new(self.cloud.frame.clone());
+        let object = local_map.allocate_id();
+        Ok(Some(asp_nav::Relocalized {
+            local_map,
+            object,
+            object_cloud: self.cloud.clone(),
+            score: 0.9,
+            shift,
+        }))
+    }
+}
+
+/// The phone's request with its cloud moved `away` metres from the base, on the side
+/// away from the phone, and every cell within 1.6 m of it occupied: nowhere to stand
+/// around where the map now has it (another object taken for the phone), while the
+/// phone itself stays reachable. Also the base pose.
+async fn phone_misplaced(sim: &SimRobot, away: Real) -> (GoToRequest, Pose2D) {
+    let mut req = request(sim, "phone", "phone key", Skill::TipPush);
+    let robot = sim.base_pose().await.unwrap();
+    let true_c = req.object_cloud.centroid().unwrap();
+    let (dx, dy) = (robot.x - true_c.x, robot.y - true_c.y);
+    let d = dx.hypot(dy);
+    assert!(
+        d >= 1.5,
+        "the phone is {d:.2} m from the start: too near for this test"
+    );
+    let (ux, uy) = (dx / d, dy / d);
+    let to = asp_core::Point3::new(robot.x + ux * away, robot.y + uy * away, true_c.z);
+    let shift = to - true_c;
+    let points = req
+        .object_cloud
+        .points()
+        .iter()
+        .map(|p| p + shift)
+        .collect();
+    req.object_cloud = asp_core::PointCloud::new(req.object_cloud.frame.clone(), points);
+    req.affordance = None;
+    let grid = &mut req.grid;
+    let (i0, j0) = grid.world_to_cell(to.x - 1.6, to.y - 1.6);
+    let (i1, j1) = grid.world_to_cell(to.x + 1.6, to.y + 1.6);
+    for j in j0..=j1 {
+        for i in i0..=i1 {
+            let (cx, cy) = grid.cell_center(i, j);
+            if (cx - to.x).hypot(cy - to.y) <= 1.6 {
+                grid.set(i, j, asp_core::grid::OCCUPIED);
+            }
+        }
+    }
+    (req, robot)
+}
+
+/// With nowhere to stand around an object near the base, go_to looks at it again before
+/// failing: a look that says it is not what was asked for tells the agent to retrieve
+/// again (nothing moved); a look that finds it elsewhere goes there; an object too far
+/// to look at fails as before, without a look.
+#[tokio::test]
+async fn nowhere_to_stand_near_the_base_looks_at_the_object_again() {
+    let mut cfg = go_to_config(0.0);
+    cfg.relocalize = true;
+    cfg.look_again_within = 2.0;
+
+    // closer looks say it is not the phone
+    let sim = sim_for("mobile/dial_phone.yaml");
+    let (req, start) = phone_misplaced(&sim, 1.0).await;
+    let goto = GoTo::new(
+        Arc::new(sim.clone()),
+        &cfg,
+        EStop::new().listener(),
+        Some(Arc::new(ScriptedRelocalizer(Relook::NotIt))),
+    );
+    let r = goto.go_to(req, &CancellationToken::new()).await;
+    let GoToResult::Failed { failure, report } = &r else {
+        panic!("{r:#?}")
+    };
+    assert_eq!(
+        (failure.kind, failure.code),
+        (FailureKind::UnknownObject, ours::NOT_IT)
+    );
+    assert!(failure.retryable);
+    assert!(
+        report.message.contains("looked at it again from here")
+            && report.message.contains("no longer offers it"),
+        "{}",
+        report.message
+    );
+    assert!(report.navigation.is_none(), "nothing moved");
+    assert_eq!(sim.base_pose().await.unwrap(), start);
+
+    // a look finds it where it is: go_to drives there
+    let sim = sim_for("mobile/dial_phone.yaml");
+    let phone = request(&sim, "phone", "phone key", Skill::TipPush).object_cloud;
+    let (req, _) = phone_misplaced(&sim, 1.0).await;
+    let sees = Arc::new(SeesItAt {
+        cloud: phone.clone(),
+        calls: 0.into(),
+    });
+    let goto = GoTo::new(
+        Arc::new(sim.clone()),
+        &cfg,
+        EStop::new().listener(),
+        Some(sees.clone()),
+    );
+    let r = goto.go_to(req, &CancellationToken::new()).await;
+    assert!(r.arrived(), "{:#?}", r.report());
+    let at = sim.base_pose().await.unwrap();
+    let c = phone.centroid().unwrap();
+    assert!(
+        (at.x - c.x).hypot(at.y - c.y) <= cfg.max_radius + 0.01,
+        "stopped at {at:?}, the phone at {c:?}"
+    );
+    // once before choosing, once on arrival
+    assert_eq!(sees.calls.load(std::sync::atomic::Ordering::SeqCst), 2);
+
+    // too far to look at from here
+    let sim = sim_for("mobile/dial_phone.yaml");
+    let (req, _) = phone_misplaced(&sim, 2.5).await;
+    let sees = Arc::new(SeesItAt {
+        cloud: phone,
+        calls: 0.into(),
+    });
+    let goto = GoTo::new(
+        Arc::new(sim.clone()),
+        &cfg,
+        EStop::new().listener(),
+        Some(sees.clone()),
+    );
+    let r = goto.go_to(req, &CancellationToken::new()).await;
+    assert_eq!(r.failure().unwrap().code, ours::NO_VALID_POSE, "{r:#?}");
+    assert_eq!(sees.calls.load(std::sync::atomic::Ordering::SeqCst), 0);
+}

@@ -94,6 +94,13 @@ pub struct GoToConfig {
     /// right where the objects before the base are.
     #[garde(length(min = 1))]
     pub relocalize_camera: String,
+    /// When no base pose around an object is valid and the object is at most this far
+    /// from the base (metres, on the floor), go_to looks at it again from where the base
+    /// stands (with `relocalize_camera`) before failing: a view may have taken another
+    /// object for it, or run its points into what stands behind. 0: never. Default 2.0
+    /// (the depth cameras' sharp range).
+    #[garde(range(min = 0.0, max = 10.0))]
+    pub look_again_within: f32,
 }
 
 impl Default for GoToConfig {
@@ -121,6 +128,7 @@ impl Default for GoToConfig {
             part_motion: PartMotionConfig::default(),
             relocalize: true,
             relocalize_camera: "wrist".into(),
+            look_again_within: 2.0,
         }
     }
 }
