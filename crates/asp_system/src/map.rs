@@ -74,6 +74,10 @@ struct MapState {
     /// newest last (at most [`WITHDRAWN_KEPT`]): retrieval passes over objects there for
     /// that query, across rebuilds (map-frame positions, not ids).
     withdrawn: Vec<Withdrawn>,
+    /// Closer looks so far that said what stands where the map has a key is not what its
+    /// query asked for, by key (across relocalize calls: the next mapping pose of the
+    /// same call may not see the object at all). Cleared when a look confirms it.
+    said_not_it: BTreeMap<ObjectKey, usize>,
     /// Where the base stood when the map was first built at this place (the last survey
     /// stop, or the base's pose without a survey): a search steps sideways as the robot
     /// then faced. Rebuilds within a search's reach of it keep it: go_to since may have
@@ -130,8 +134,8 @@ struct Withdrawn {
 const WITHDRAWN_KEPT: usize = 64;
 
 /// Closer looks asked about an object found where the map had it before it is withdrawn
-/// from its query: the first look's "no" and a second look's (a single wrong answer
-/// does not lose a true object).
+/// from its query: the first look's "no" and a second look's, in one relocalize call or
+/// across calls (a single wrong answer does not lose a true object).
 const WITHDRAW_AFTER_LOOKS: usize = 2;
 
 /// How far the base moves before the mapping poses count as unseen again: from a new
@@ -432,6 +436,7 @@ impl MapService {
                 seen_poses: std::collections::BTreeSet::new(),
                 seen_from: None,
                 withdrawn: Vec::new(),
+                said_not_it: BTreeMap::new(),
                 placed_at: None,
                 stale: Vec::new(),
                 building: None,
@@ -853,6 +858,7 @@ impl MapService {
         st.registry.remove(key);
         st.queries.remove(key);
         st.pinned.remove(key);
+        st.said_not_it.remove(key);
         st.withdrawn.push(Withdrawn {
             query: query.to_owned(),
             at,
@@ -1677,6 +1683,7 @@ impl ObjectMapPort for MapService {
                     local_objects: local.map().len(),
                 };
                 let mut st = self.state.lock().await;
+                st.said_not_it.remove(key);
                 st.pinned.insert(key.clone(), object.clone());
                 return Ok(Some(relocalized));
             }
@@ -1711,19 +1718,31 @@ impl ObjectMapPort for MapService {
                     .map_err(perception_error)?,
             };
             if is_it {
+                self.state.lock().await.said_not_it.remove(key);
                 tracing::debug!(object = %key, look, "in view, taken for the query, not the nearest match");
                 return Ok(None);
             }
+            let noes = {
+                let mut st = self.state.lock().await;
+                let n = st.said_not_it.entry(key.clone()).or_default();
+                *n += 1;
+                *n
+            };
             info!(
                 object = %key,
                 query,
                 look,
+                noes,
                 "a closer look says what stands where the map had the object is not what was asked for"
             );
-            if look == WITHDRAW_AFTER_LOOKS {
-                self.withdraw(key, &query, at).await;
+            if noes >= WITHDRAW_AFTER_LOOKS {
+                break;
             }
         }
+        let Some(at) = previous.centroid() else {
+            return Ok(None);
+        };
+        self.withdraw(key, &query, at).await;
         Err(ServiceError::with_failure(
             asp_core::Failure::new(FailureKind::UnknownObject).retryable(),
             format!(
