@@ -66,27 +66,66 @@ fn start_heap_trimmer(name: &str) {
     }
 }
 
-/// Resolves on SIGINT or SIGTERM.
-pub async fn shutdown_signal() {
+/// SIGINT and SIGTERM, caught from the moment this is made. A node makes it before it
+/// starts: a step of its start that blocks its thread for a while (loading models on a
+/// busy machine) would otherwise leave the signal to its default action, and a node
+/// asked to stop while starting died by the signal instead of exiting cleanly.
+#[derive(Debug)]
+pub struct ShutdownSignals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
+    interrupt: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    terminate: Option<tokio::signal::unix::Signal>,
+}
+
+impl ShutdownSignals {
+    /// Starts catching both signals (within a Tokio runtime).
+    pub fn catch() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Self {
+                interrupt: signal(SignalKind::interrupt()).ok(),
+                terminate: signal(SignalKind::terminate()).ok(),
             }
         }
+        #[cfg(not(unix))]
+        {
+            Self {}
+        }
     }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
+
+    /// Resolves on the next SIGINT or SIGTERM.
+    pub async fn recv(&mut self) {
+        #[cfg(unix)]
+        {
+            async fn next(s: &mut Option<tokio::signal::unix::Signal>) {
+                match s {
+                    Some(s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending().await,
+                }
+            }
+            if self.interrupt.is_none() && self.terminate.is_none() {
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+            tokio::select! {
+                () = next(&mut self.interrupt) => {}
+                () = next(&mut self.terminate) => {}
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    ShutdownSignals::catch().recv().await;
 }
 
 /// Runs node `name`: `start` builds it from the configuration, the transport and the
@@ -134,6 +173,7 @@ where
         started.clone(),
     );
     runtime.block_on(async move {
+        let mut signals = ShutdownSignals::catch();
         let transport = match Transport::from_config(&cfg.config.common.transport) {
             Ok(t) => t,
             Err(e) => {
@@ -155,13 +195,13 @@ where
                     return ExitCode::FAILURE;
                 }
             },
-            () = shutdown_signal() => {
+            () = signals.recv() => {
                 info!(node = name, "stopped while starting");
                 return ExitCode::SUCCESS;
             }
         };
         started.store(true, Ordering::SeqCst);
-        shutdown_signal().await;
+        signals.recv().await;
         info!(node = name, "shutting down");
         drop(running);
         ExitCode::SUCCESS
