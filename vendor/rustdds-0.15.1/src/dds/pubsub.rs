@@ -1320,10 +1320,14 @@ impl InnerSubscriber {
     )?;
 
     // Send reader ingredients to DP event loop, where the actual reader will be
-    // constructed
+    // constructed. A blocking send, as for writers: the channel has 100 slots and
+    // the event loop can fall behind while it matches a burst of discovery
+    // notifications, and a `try_send` then failed the creation ("sending on a full
+    // channel") after the reader had been put in the Discovery DB. No lock is
+    // held here.
     self
       .sender_add_reader
-      .try_send(new_reader)
+      .send(new_reader)
       .or_else(|e| create_error_poisoned!("Cannot add DataReader. Error: {}", e))?;
 
     // Return the DataReader to user

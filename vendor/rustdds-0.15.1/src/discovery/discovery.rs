@@ -1831,48 +1831,64 @@ impl Discovery {
 
   fn add_local_writer(&self, guid: GUID) {
     // Get writer data from db
+    // Copy what is needed and release the DB lock before sending: the
+    // notification channel is bounded and its consumer, the participant's event
+    // loop, reads the DB. Blocking on a full channel while holding the read lock
+    // deadlocks as soon as a third thread waits for the write lock (creating a
+    // DataWriter or DataReader): the RwLock then holds back the event loop's read.
     let db = discovery_db_read(&self.discovery_db);
     let writer_data = match db.get_local_topic_writer(guid) {
-      Some(d) => d,
+      Some(d) => d.clone(),
       None => {
         warn!("Did not find a local writer {guid:?}");
         return;
       }
     };
+    let existing_readers: Vec<DiscoveredReaderData> = db
+      .readers_on_topic(writer_data.publication_topic_data.topic_name())
+      .into_iter()
+      .cloned()
+      .collect();
+    drop(db);
 
     // Publish it to SEDP (if needed)
-    self.sedp_publish_single_user_writer(writer_data);
+    self.sedp_publish_single_user_writer(&writer_data);
 
     // Send the ReaderUpdated notification on any existing readers on the writer's
     // topic This will result in matching the endpoints if possible
-    let existing_readers = db.readers_on_topic(writer_data.publication_topic_data.topic_name());
     for reader in existing_readers {
       self.send_discovery_notification(DiscoveryNotificationType::ReaderUpdated {
-        discovered_reader_data: reader.clone(),
+        discovered_reader_data: reader,
       });
     }
   }
 
   fn add_local_reader(&self, guid: GUID) {
     // Get reader data from db
+    // As in add_local_writer: no blocking send while the DB lock is held.
     let db = discovery_db_read(&self.discovery_db);
     let reader_data = match db.get_local_topic_reader(guid) {
-      Some(d) => d,
+      Some(d) => d.clone(),
       None => {
         warn!("Did not find a local reader {guid:?}");
         return;
       }
     };
+    let existing_writers: Vec<DiscoveredWriterData> = db
+      .writers_on_topic(reader_data.subscription_topic_data.topic_name())
+      .into_iter()
+      .cloned()
+      .collect();
+    drop(db);
 
     // Publish it to SEDP (if needed)
-    self.sedp_publish_single_user_reader(reader_data);
+    self.sedp_publish_single_user_reader(&reader_data);
 
     // Send the WriterUpdated notification on any existing writers on the readers's
     // topic This will result in matching the endpoints if possible
-    let existing_writers = db.writers_on_topic(reader_data.subscription_topic_data.topic_name());
     for writer in existing_writers {
       self.send_discovery_notification(DiscoveryNotificationType::WriterUpdated {
-        discovered_writer_data: writer.clone(),
+        discovered_writer_data: writer,
       });
     }
   }
