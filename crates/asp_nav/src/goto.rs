@@ -251,14 +251,15 @@ impl GoTo {
                         req.object
                     )
                 };
+                let nowhere = |report, message| {
+                    failed(
+                        fail(FailureKind::Navigation, ours::NO_VALID_POSE).retryable(),
+                        report,
+                        message,
+                    )
+                };
                 match self.look_again(&req).await {
-                    LookAgain::NotNear => {
-                        return failed(
-                            fail(FailureKind::Navigation, ours::NO_VALID_POSE).retryable(),
-                            report,
-                            no_pose(""),
-                        );
-                    }
+                    LookAgain::NotNear => return nowhere(report, no_pose("")),
                     LookAgain::NotIt(why) => {
                         return failed(
                             fail(FailureKind::UnknownObject, ours::NOT_IT).retryable(),
@@ -270,11 +271,7 @@ impl GoTo {
                         );
                     }
                     LookAgain::Unchanged(note) => {
-                        return failed(
-                            fail(FailureKind::Navigation, ours::NO_VALID_POSE).retryable(),
-                            report,
-                            no_pose(&format!(" ({note})")),
-                        );
+                        return nowhere(report, no_pose(&format!(" ({note})")));
                     }
                     LookAgain::Found(found) => {
                         req.object_cloud = found.object_cloud.clone();
@@ -293,8 +290,7 @@ impl GoTo {
                                 );
                             }
                             Ok(Err(again)) => {
-                                return failed(
-                                    fail(FailureKind::Navigation, ours::NO_VALID_POSE).retryable(),
+                                return nowhere(
                                     report,
                                     format!(
                                         "go_to {}: {again}; nothing moved (looked at it again from here and found it {shift:.2} m from where the map had it, with no place to stand there either): the object may be boxed in, try another object",

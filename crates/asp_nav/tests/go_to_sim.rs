@@ -428,6 +428,33 @@ struct SeesItAt {
     calls: std::sync::atomic::AtomicUsize,
 }
 
+impl SeesItAt {
+    fn new(cloud: asp_core::PointCloud) -> Arc<Self> {
+        Arc::new(Self {
+            cloud,
+            calls: 0.into(),
+        })
+    }
+
+    fn calls(&self) -> usize {
+        self.calls.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// go_to on `sim` whose closer looks are `relocalizer`'s.
+fn go_to_looking(
+    sim: &SimRobot,
+    cfg: &GoToConfig,
+    relocalizer: Arc<dyn asp_nav::Relocalizer>,
+) -> GoTo {
+    GoTo::new(
+        Arc::new(sim.clone()),
+        cfg,
+        EStop::new().listener(),
+        Some(relocalizer),
+    )
+}
+
 #[async_trait::async_trait]
 impl asp_nav::Relocalizer for SeesItAt {
     async fn relocalize(
@@ -502,12 +529,7 @@ async fn nowhere_to_stand_near_the_base_looks_at_the_object_again() {
     // closer looks say it is not the phone
     let sim = sim_for("mobile/dial_phone.yaml");
     let (req, start) = phone_misplaced(&sim, 1.0).await;
-    let goto = GoTo::new(
-        Arc::new(sim.clone()),
-        &cfg,
-        EStop::new().listener(),
-        Some(Arc::new(ScriptedRelocalizer(Relook::NotIt))),
-    );
+    let goto = go_to_looking(&sim, &cfg, Arc::new(ScriptedRelocalizer(Relook::NotIt)));
     let r = goto.go_to(req, &CancellationToken::new()).await;
     let GoToResult::Failed { failure, report } = &r else {
         panic!("{r:#?}")
@@ -530,16 +552,8 @@ async fn nowhere_to_stand_near_the_base_looks_at_the_object_again() {
     let sim = sim_for("mobile/dial_phone.yaml");
     let phone = request(&sim, "phone", "phone key", Skill::TipPush).object_cloud;
     let (req, _) = phone_misplaced(&sim, 1.0).await;
-    let sees = Arc::new(SeesItAt {
-        cloud: phone.clone(),
-        calls: 0.into(),
-    });
-    let goto = GoTo::new(
-        Arc::new(sim.clone()),
-        &cfg,
-        EStop::new().listener(),
-        Some(sees.clone()),
-    );
+    let sees = SeesItAt::new(phone.clone());
+    let goto = go_to_looking(&sim, &cfg, sees.clone());
     let r = goto.go_to(req, &CancellationToken::new()).await;
     assert!(r.arrived(), "{:#?}", r.report());
     let at = sim.base_pose().await.unwrap();
@@ -549,22 +563,14 @@ async fn nowhere_to_stand_near_the_base_looks_at_the_object_again() {
         "stopped at {at:?}, the phone at {c:?}"
     );
     // once before choosing, once on arrival
-    assert_eq!(sees.calls.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert_eq!(sees.calls(), 2);
 
     // too far to look at from here
     let sim = sim_for("mobile/dial_phone.yaml");
     let (req, _) = phone_misplaced(&sim, 2.5).await;
-    let sees = Arc::new(SeesItAt {
-        cloud: phone,
-        calls: 0.into(),
-    });
-    let goto = GoTo::new(
-        Arc::new(sim.clone()),
-        &cfg,
-        EStop::new().listener(),
-        Some(sees.clone()),
-    );
+    let sees = SeesItAt::new(phone);
+    let goto = go_to_looking(&sim, &cfg, sees.clone());
     let r = goto.go_to(req, &CancellationToken::new()).await;
     assert_eq!(r.failure().unwrap().code, ours::NO_VALID_POSE, "{r:#?}");
-    assert_eq!(sees.calls.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(sees.calls(), 0);
 }

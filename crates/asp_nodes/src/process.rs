@@ -148,7 +148,19 @@ pub fn reporting_node(status: &DiagnosticStatus) -> Option<&str> {
 
 /// `VmRSS` (bytes) and `Threads` of `/proc/self/status`.
 fn proc_status() -> (u64, u32) {
-    let Ok(text) = std::fs::read_to_string("/proc/self/status") else {
+    status_of("self")
+}
+
+/// Resident bytes (`VmRSS`) of process `pid`, or `None` when it cannot be read (the
+/// process is gone).
+pub fn resident_of(pid: u32) -> Option<u64> {
+    let (rss, threads) = status_of(&pid.to_string());
+    (threads > 0).then_some(rss)
+}
+
+/// `VmRSS` (bytes) and `Threads` of `/proc/<process>/status`; zeros when unreadable.
+fn status_of(process: &str) -> (u64, u32) {
+    let Ok(text) = std::fs::read_to_string(format!("/proc/{process}/status")) else {
         return (0, 0);
     };
     let field = |name: &str| {

@@ -90,14 +90,8 @@ impl Memory {
 
 /// Resident memory of process `pid`, MiB.
 fn rss_mib(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let kib: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap();
-    kib / 1024.0
+    let bytes = asp_nodes::process::resident_of(pid).unwrap();
+    bytes as f64 / (1024.0 * 1024.0)
 }
 
 /// Every node's memory; `heap`: the heap in use each node last reported.
