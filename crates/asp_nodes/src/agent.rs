@@ -581,7 +581,8 @@ fn request_record(
         .data_path("open_requests")
         .join(format!("domain_{}", transport.settings().domain_id))
         .join(format!("{}.json", node.name().trim_start_matches('/')));
-    let (file, left) = RequestFile::open(&path).map_err(|source| NodeError::Io {
+    let max_age = Duration::from_secs_f64(cfg.config.common.supervision.open_requests_max_age_s);
+    let (file, left) = RequestFile::open(&path, max_age).map_err(|source| NodeError::Io {
         what: format!("the request record {}", path.display()),
         source,
     })?;

@@ -15,11 +15,12 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use asp_ros::msg::unique_identifier_msgs::UUID;
 use asp_ros::transport::{OrphanResult, RequestId, RequestRecord, result_endpoint};
 use serde::{Deserialize, Serialize};
-use tracing::warn;
+use tracing::{info, warn};
 
 /// What a process left open.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -95,8 +96,10 @@ pub struct RequestFile {
 impl RequestFile {
     /// Opens the record at `path` (creating its folder) and says what the previous
     /// process left open. A record that does not parse is reported, kept beside as
-    /// `<file>.bad`, and read as empty.
-    pub fn open(path: &Path) -> std::io::Result<(Arc<Self>, OpenWork)> {
+    /// `<file>.bad`, and read as empty. A record last written more than `max_age` ago
+    /// is from an earlier session, not a crash a respawn follows: its clients have
+    /// gone, so it is dropped (said once) and read as empty.
+    pub fn open(path: &Path, max_age: Duration) -> std::io::Result<(Arc<Self>, OpenWork)> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
@@ -113,11 +116,33 @@ impl RequestFile {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => OpenWork::default(),
             Err(e) => return Err(e),
         };
+        let age = std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok());
+        let previous = match age {
+            Some(age) if age > max_age && !previous.is_empty() => {
+                info!(
+                    file = %path.display(),
+                    requests = previous.requests.len(),
+                    goals = previous.goals.len(),
+                    "the request record was last written {:.0} s ago, more than {:.0} s: what it left open is from an earlier session whose clients have gone, dropped unanswered",
+                    age.as_secs_f64(),
+                    max_age.as_secs_f64()
+                );
+                OpenWork::default()
+            }
+            _ => previous,
+        };
         let file = Arc::new(Self {
             path: path.to_path_buf(),
             open: Mutex::new(previous.clone()),
             write_failed: Default::default(),
         });
+        if previous.is_empty() {
+            // what was dropped above is not read again by the process after this one
+            file.change(|_| true);
+        }
         Ok((file, previous))
     }
 
@@ -202,6 +227,8 @@ impl RequestRecord for RequestFile {
 mod tests {
     use super::*;
 
+    const HOUR: Duration = Duration::from_secs(3600);
+
     fn id(n: u8) -> RequestId {
         RequestId {
             writer: [n; 16],
@@ -213,7 +240,7 @@ mod tests {
     fn what_one_process_leaves_open_the_next_reads() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("requests/domain_0/agent_node.json");
-        let (first, previous) = RequestFile::open(&path).unwrap();
+        let (first, previous) = RequestFile::open(&path, HOUR).unwrap();
         assert!(previous.is_empty());
         let goal = UUID { uuid: [7; 16] };
         first.taken("/asp/execute_goal", id(1), None);
@@ -225,7 +252,7 @@ mod tests {
         first.goal_ended("/asp/execute", UUID { uuid: [8; 16] });
         drop(first);
 
-        let (second, left) = RequestFile::open(&path).unwrap();
+        let (second, left) = RequestFile::open(&path, HOUR).unwrap();
         assert_eq!(left.service_requests("/asp/execute_goal"), [id(2)]);
         assert_eq!(left.goals_of("/asp/execute"), [goal]);
         assert_eq!(
@@ -239,7 +266,7 @@ mod tests {
         second.answered(&result_endpoint("/asp/execute"), id(3));
         second.goal_ended("/asp/execute", goal);
         drop(second);
-        let (_, rest) = RequestFile::open(&path).unwrap();
+        let (_, rest) = RequestFile::open(&path, HOUR).unwrap();
         assert!(rest.is_empty(), "{rest:?}");
     }
 
@@ -248,7 +275,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("agent_node.json");
         std::fs::write(&path, "{ not json").unwrap();
-        let (file, previous) = RequestFile::open(&path).unwrap();
+        let (file, previous) = RequestFile::open(&path, HOUR).unwrap();
         assert!(previous.is_empty());
         assert_eq!(
             std::fs::read_to_string(path.with_extension("json.bad")).unwrap(),
@@ -257,5 +284,31 @@ mod tests {
         file.taken("/s", id(4), None);
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains("\"endpoint\":\"/s\""), "{text}");
+    }
+
+    #[test]
+    fn a_record_older_than_its_age_limit_is_dropped_unanswered() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agent_node.json");
+        let (first, _) = RequestFile::open(&path, HOUR).unwrap();
+        first.taken("/asp/execute_goal", id(5), None);
+        first.goal_accepted("/asp/execute", UUID { uuid: [9; 16] });
+        drop(first);
+        let written = std::fs::metadata(&path).unwrap().modified().unwrap();
+        // a crash a respawn follows: answered
+        let (_, left) = RequestFile::open(&path, HOUR).unwrap();
+        assert_eq!(left.service_requests("/asp/execute_goal"), [id(5)]);
+        // the same record two hours old: an earlier session's, dropped and cleared
+        std::fs::File::options()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(written - 2 * HOUR)
+            .unwrap();
+        let (file, left) = RequestFile::open(&path, HOUR).unwrap();
+        assert!(left.is_empty(), "{left:?}");
+        assert!(file.open_work().is_empty());
+        let (_, after) = RequestFile::open(&path, HOUR).unwrap();
+        assert!(after.is_empty(), "{after:?}");
     }
 }

@@ -336,6 +336,12 @@ pub struct SupervisionConfig {
     /// as rqt_robot_monitor reads it); 0: none. Default 1, diagnostic_updater's rate.
     #[garde(range(min = 0.0, max = 60.0))]
     pub diagnostics_period_s: f64,
+    /// Seconds after which what a dead agent_node process left open (goals it ran,
+    /// requests it had not answered) is dropped unanswered when the next one starts: a
+    /// record that old is from an earlier session, whose clients have long gone, not
+    /// from a crash a respawn follows. Default 3600.
+    #[garde(range(min = 1.0, max = 2592000.0))]
+    pub open_requests_max_age_s: f64,
 }
 
 /// The lifecycle state nodes start in (`common.supervision.initial_state`).
@@ -373,6 +379,7 @@ impl Default for SupervisionConfig {
             initial_state: LifecycleStart::Active,
             start_timeout_s: 120.0,
             diagnostics_period_s: 1.0,
+            open_requests_max_age_s: 3600.0,
         }
     }
 }
