@@ -10,8 +10,10 @@
 //! a goal makes a handful of changes, and a crash leaves either the old document or
 //! the new one. It is not synced to disk: what it guards against is the process dying
 //! (the page cache outlives it), and a sync per change would add milliseconds to every
-//! refusal, which is otherwise answered in under one. What is left open stays in the record until answered, so a
-//! process that dies again before answering leaves it to the next.
+//! refusal, which is otherwise answered in under one. What is left open stays in the
+//! record until answered, so a process that dies again before answering leaves it to
+//! the next, unless the record is older than `common.supervision.open_requests_max_age_s`
+//! (an earlier session's, whose clients have gone).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
