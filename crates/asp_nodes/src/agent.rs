@@ -1096,6 +1096,9 @@ fn supervise(
     }))
 }
 
+/// How soon a refused `/asp/ready` sample is published again.
+const READY_REPUBLISH: Duration = Duration::from_millis(50);
+
 /// Publishes [`names::READY_TOPIC`] (latched) on every change: true once
 /// object_map_node's summary holds objects (the map is built) while the e-stop is
 /// released, agent_node is active and every node the goals need is heard (heartbeats). Clients and launch
@@ -1111,21 +1114,31 @@ fn publish_ready(
     let (tx, rx) = watch::channel(false);
     let task = tokio::spawn(async move {
         let mut mapped = false;
-        let mut said = None;
+        // what this process was told, and what went out on the topic: a reliable
+        // publisher refuses a sample while its window holds one not yet acknowledged
+        // (RustDDS waits up to the QoS's max blocking time), which two changes in a
+        // row on a loaded machine can meet; the change is then published again until
+        // it goes out, never dropped (a client would wait for it forever)
+        let (mut told, mut published) = (None, None);
         loop {
             let ready = mapped
                 && !*stopped.borrow_and_update()
                 && *lifecycle.borrow_and_update() == PrimaryState::Active
                 && asp_ros::liveliness::missing(&peers.borrow_and_update()).is_empty();
-            if said != Some(ready) {
+            if told != Some(ready) {
                 info!(ready, "{}", names::READY_TOPIC);
-                if let Err(e) = publisher.publish(Bool { data: ready }) {
-                    warn!("{}: {e}", names::READY_TOPIC);
-                }
                 tx.send_replace(ready);
-                said = Some(ready);
+                told = Some(ready);
             }
+            if published != Some(ready) {
+                match publisher.publish(Bool { data: ready }) {
+                    Ok(()) => published = Some(ready),
+                    Err(e) => warn!("{}: {e}; publishing it again", names::READY_TOPIC),
+                }
+            }
+            let unsent = published != Some(ready);
             tokio::select! {
+                () = tokio::time::sleep(READY_REPUBLISH), if unsent => {}
                 m = maps.recv() => match m {
                     Some(m) => mapped = m.objects > 0,
                     None => break,
