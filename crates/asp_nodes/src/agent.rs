@@ -1098,6 +1098,8 @@ fn supervise(
 
 /// How soon a refused `/asp/ready` sample is published again.
 const READY_REPUBLISH: Duration = Duration::from_millis(50);
+/// The longest wait between two tries.
+const READY_REPUBLISH_MAX: Duration = Duration::from_secs(2);
 
 /// Publishes [`names::READY_TOPIC`] (latched) on every change: true once
 /// object_map_node's summary holds objects (the map is built) while the e-stop is
@@ -1119,7 +1121,10 @@ fn publish_ready(
         // (RustDDS waits up to the QoS's max blocking time), which two changes in a
         // row on a loaded machine can meet; the change is then published again until
         // it goes out, never dropped (a client would wait for it forever)
+        // (a reader that died holds the window until its lease ends, up to a minute:
+        // the retries back off to READY_REPUBLISH_MAX and the refusal is said once)
         let (mut told, mut published) = (None, None);
+        let mut retry_in = READY_REPUBLISH;
         loop {
             let ready = mapped
                 && !*stopped.borrow_and_update()
@@ -1132,13 +1137,23 @@ fn publish_ready(
             }
             if published != Some(ready) {
                 match publisher.publish(Bool { data: ready }) {
-                    Ok(()) => published = Some(ready),
-                    Err(e) => warn!("{}: {e}; publishing it again", names::READY_TOPIC),
+                    Ok(()) => {
+                        published = Some(ready);
+                        retry_in = READY_REPUBLISH;
+                    }
+                    Err(e) if retry_in == READY_REPUBLISH => {
+                        warn!(
+                            "{}: {e}; publishing it again until it goes out",
+                            names::READY_TOPIC
+                        );
+                        retry_in *= 2;
+                    }
+                    Err(_) => retry_in = (retry_in * 2).min(READY_REPUBLISH_MAX),
                 }
             }
             let unsent = published != Some(ready);
             tokio::select! {
-                () = tokio::time::sleep(READY_REPUBLISH), if unsent => {}
+                () = tokio::time::sleep(retry_in), if unsent => {}
                 m = maps.recv() => match m {
                     Some(m) => mapped = m.objects > 0,
                     None => break,
