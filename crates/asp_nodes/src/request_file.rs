@@ -122,8 +122,9 @@ impl RequestFile {
             .and_then(|m| m.modified())
             .ok()
             .and_then(|t| t.elapsed().ok());
+        let stale = matches!(age, Some(age) if age > max_age) && !previous.is_empty();
         let previous = match age {
-            Some(age) if age > max_age && !previous.is_empty() => {
+            Some(age) if stale => {
                 info!(
                     file = %path.display(),
                     requests = previous.requests.len(),
@@ -141,7 +142,7 @@ impl RequestFile {
             open: Mutex::new(previous.clone()),
             write_failed: Default::default(),
         });
-        if previous.is_empty() {
+        if stale {
             // what was dropped above is not read again by the process after this one
             file.change(|_| true);
         }
