@@ -1573,15 +1573,14 @@ impl Future for ReaderWait<'_> {
         loop {
           match status_event_stream.poll_next_unpin(cx) {
             // A GraphEvent carries only the *remote* entity (see `crate::graph`
-            // docs), not which local writer it matched, so we cannot filter by
-            // identity here as the old `NodeEvent::DDS` match did. Instead,
-            // treat any newly-declared Subscription as a cue to re-check the
-            // (unchanged) `writers_to_remote_readers` map, which the Spinner
-            // updates from the raw DDS event before it is mapped to a
-            // GraphEvent.
-            Poll::Ready(Some(NodeEvent::Graph(GraphEvent::EntityDeclared(entity))))
-              if entity.kind == EntityKind::Subscription =>
-            {
+            // docs), not which local writer it matched, so every event is a cue
+            // to re-check the `writers_to_remote_readers` map, which the Spinner
+            // updates from the raw DDS event before it sends the event. (ASP
+            // patch: only a declared Subscription was, but the Spinner sends on
+            // a channel of 8 that drops events when full, and the match waited
+            // for may be among the dropped: the events still queued are then
+            // the only cue left to look again.)
+            Poll::Ready(Some(_)) => {
               if writers_to_remote_readers
                 .lock()
                 .unwrap()
@@ -1595,10 +1594,11 @@ impl Future for ReaderWait<'_> {
               // Not (yet) for this_writer; keep polling.
             }
 
-            Poll::Ready(_) => {
-              // Received something else, such as other event or error
-              debug!("wait_for_reader: other event. Continue polling.");
-              // So we do nothing but go to the next iteration.
+            Poll::Ready(None) => {
+              // The Spinner is gone: nothing will ever match (polling the ended
+              // stream again would spin).
+              debug!("wait_for_reader: status events ended.");
+              return Poll::Pending;
             }
 
             Poll::Pending => return Poll::Pending,
@@ -1647,16 +1647,9 @@ impl Future for WriterWait<'_> {
           // event or "Pending". If we stop at the first event, then
           // there is no waker installed and we are stuck.
           match status_event_stream.poll_next_unpin(cx) {
-            // A GraphEvent carries only the *remote* entity (see `crate::graph`
-            // docs), not which local reader it matched, so we cannot filter by
-            // identity here as the old `NodeEvent::DDS` match did. Instead,
-            // treat any newly-declared Publisher as a cue to re-check the
-            // (unchanged) `readers_to_remote_writers` map, which the Spinner
-            // updates from the raw DDS event before it is mapped to a
-            // GraphEvent.
-            Poll::Ready(Some(NodeEvent::Graph(GraphEvent::EntityDeclared(entity))))
-              if entity.kind == EntityKind::Publisher =>
-            {
+            // Every event is a cue to re-check the map, as in `ReaderWait`
+            // (ASP patch: only a declared Publisher was).
+            Poll::Ready(Some(_)) => {
               if readers_to_remote_writers
                 .lock()
                 .unwrap()
@@ -1670,10 +1663,10 @@ impl Future for WriterWait<'_> {
               // Not (yet) for this_reader; keep polling.
             }
 
-            Poll::Ready(_) => {
-              // Received something else, such as other event or error
-              trace!("=== other writer. Continue polling.");
-              // No return, go to next iteration.
+            Poll::Ready(None) => {
+              // The Spinner is gone: nothing will ever match.
+              debug!("wait_for_writer: status events ended.");
+              return Poll::Pending;
             }
 
             Poll::Pending => return Poll::Pending,
