@@ -335,6 +335,146 @@ mod dds {
         services(a, b).await;
     }
 
+    /// A reply waits for its client's response reader. Discovery runs each way on its
+    /// own: a client that saw the server may send its request before the server has
+    /// matched the client's response reader, and a reply written then went to no one
+    /// (the call timed out: `ros2 lifecycle set` from a fresh client met it about once
+    /// in 50 calls on a busy machine). Here a hand-made Cyclone-mapping client (plain
+    /// RustDDS, as rmw_cyclonedds lays a request out) creates its response reader only
+    /// after the server has answered: the reply still reaches it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_reply_waits_for_the_clients_response_reader() {
+        use rustdds::dds::statusevents::DomainParticipantStatusEvent;
+        use rustdds::{
+            CDRDeserializerAdapter, CDRSerializerAdapter, DomainParticipant, QosPolicyBuilder,
+            RTPSEntity, StatusEvented, TopicKind, policy,
+        };
+        use serde::{Deserialize, Serialize};
+
+        /// rmw_cyclonedds' request header, then ExecuteGoal's request.
+        #[derive(Debug, Serialize)]
+        struct Request {
+            guid_second_half: [u8; 8],
+            sequence_number_high: i32,
+            sequence_number_low: u32,
+            goal: String,
+        }
+        /// The header again, then ExecuteGoal's response.
+        #[derive(Deserialize)]
+        struct Reply {
+            _guid_second_half: [u8; 8],
+            _sequence_number_high: i32,
+            _sequence_number_low: u32,
+            _success: bool,
+            _error_code: u16,
+            _error_msg: String,
+            summary: String,
+        }
+
+        let settings = common::settings(common::fresh_domain(), ServiceMapping::Cyclone);
+        let server = Transport::dds(settings.clone()).unwrap();
+        let (taken_tx, taken) = tokio::sync::oneshot::channel();
+        let taken_tx = std::sync::Mutex::new(Some(taken_tx));
+        let _server = server
+            .node("a")
+            .unwrap()
+            .serve::<ExecuteGoal, _, _>("/asp/execute_goal", move |req: ExecuteGoalRequest| {
+                if let Some(tx) = taken_tx.lock().unwrap().take() {
+                    let _ = tx.send(());
+                }
+                async move {
+                    ExecuteGoalResponse {
+                        success: true,
+                        summary: format!("did {}", req.goal),
+                        ..Default::default()
+                    }
+                }
+            })
+            .unwrap();
+
+        let dp = DomainParticipant::new(settings.domain_id).unwrap();
+        let qos = QosPolicyBuilder::new()
+            .reliability(policy::Reliability::Reliable {
+                max_blocking_time: rustdds::Duration::from_millis(100),
+            })
+            .history(policy::History::KeepLast { depth: 10 })
+            .build();
+        let topic = |name: &str, ty: &str| {
+            dp.create_topic(name.into(), ty.into(), &qos, TopicKind::NoKey)
+                .unwrap()
+        };
+        let requests = dp
+            .create_publisher(&qos)
+            .unwrap()
+            .create_datawriter_no_key::<Request, CDRSerializerAdapter<Request>>(
+                &topic(
+                    "rq/asp/execute_goalRequest",
+                    "asp_interfaces::srv::dds_::ExecuteGoal_Request_",
+                ),
+                None,
+            )
+            .unwrap();
+        // the request goes out once the server's request reader is matched (a volatile
+        // writer keeps nothing for a reader that matches later)
+        let status = dp.status_listener();
+        let matched = async {
+            loop {
+                match status.try_recv_status() {
+                    Some(DomainParticipantStatusEvent::RemoteReaderMatched {
+                        local_writer,
+                        ..
+                    }) if local_writer == requests.guid() => return,
+                    Some(_) => {}
+                    None => tokio::time::sleep(Duration::from_millis(20)).await,
+                }
+            }
+        };
+        tokio::time::timeout(settings.discovery_timeout, matched)
+            .await
+            .expect("the server's request reader within the discovery timeout");
+        requests
+            .write(
+                Request {
+                    guid_second_half: [7; 8],
+                    sequence_number_high: 0,
+                    sequence_number_low: 1,
+                    goal: "tidy".into(),
+                },
+                None,
+            )
+            .unwrap();
+        tokio::time::timeout(settings.call_timeout, taken)
+            .await
+            .expect("the server took the request")
+            .unwrap();
+        // answered by now were it not waiting for the reader (the handler returns at
+        // once): the reader comes later
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let mut replies = dp
+            .create_subscriber(&qos)
+            .unwrap()
+            .create_datareader_no_key::<Reply, CDRDeserializerAdapter<Reply>>(
+                &topic(
+                    "rr/asp/execute_goalReply",
+                    "asp_interfaces::srv::dds_::ExecuteGoal_Response_",
+                ),
+                None,
+            )
+            .unwrap();
+        let reply = async {
+            loop {
+                if let Some(s) = replies.take_next_sample().unwrap() {
+                    return s.into_value();
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        let reply = tokio::time::timeout(settings.call_timeout, reply)
+            .await
+            .expect("the reply reached the late response reader");
+        assert_eq!(reply.summary, "did tidy");
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn services_between_nodes_of_one_transport() {
         let (a, _b, t) = dds_nodes(ServiceMapping::FastDds);

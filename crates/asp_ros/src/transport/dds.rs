@@ -58,6 +58,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub(crate) struct DdsNode {
     node: RosNode,
     mapping: ros2_client::ServiceMapping,
+    /// How long a reply waits for its client's response reader to match.
+    reply_wait: Duration,
     _spinner: AbortOnDrop,
     // dropped last: the participant outlives the node's entities
     _context: ros2_client::Context,
@@ -216,6 +218,7 @@ impl DdsNode {
         Ok(Self {
             node: Arc::new(Mutex::new(node)),
             mapping: settings.service_mapping.to_ros2(),
+            reply_wait: settings.discovery_timeout,
             _spinner: AbortOnDrop(task),
             _context: context,
         })
@@ -320,6 +323,8 @@ impl DdsNode {
                 .map_err(|e| RosError::dds(format!("serving {service}"), e))?,
         );
         let name = service.to_string();
+        let (participant, reply_wait) = (self._context.domain_participant(), self.reply_wait);
+        let reply_topic = format!("rr{service}Reply");
         let bad = BadRequests::new(name.clone(), self.mapping);
         let (record, orphans) = match recorded {
             Some(Recorded {
@@ -331,7 +336,6 @@ impl DdsNode {
         };
         let rt = runtime()?;
         if let Some((orphans, answer)) = orphans {
-            let reply_topic = format!("rr{service}Reply");
             for id in orphans {
                 let (server, record, name, answer, reply_topic) = (
                     server.clone(),
@@ -340,7 +344,7 @@ impl DdsNode {
                     answer.clone(),
                     reply_topic.clone(),
                 );
-                let participant = self._context.domain_participant();
+                let participant = participant.clone();
                 rt.spawn(async move {
                     let send = async { Some(server.async_send_response(id.into(), answer).await) };
                     answer_orphan(&participant, &reply_topic, id, &name, record, send).await;
@@ -362,8 +366,11 @@ impl DdsNode {
                         if let Some(record) = &record {
                             record.taken(&name, id.into(), None);
                         }
+                        let (participant, reply_topic) = (participant.clone(), reply_topic.clone());
                         tokio::spawn(async move {
                             let response = handler(request).await;
+                            client_reachable(&participant, &reply_topic, id, reply_wait, &name)
+                                .await;
                             if let Err(e) = server.async_send_response(id, response).await {
                                 warn!(service = %name, "could not send a reply: {e}");
                             }
@@ -467,6 +474,8 @@ impl DdsNode {
             bad: BadRequests::new(action.to_string(), self.mapping),
             record,
             result_endpoint: endpoint,
+            participant: self._context.domain_participant(),
+            reply_wait: self.reply_wait,
         };
         let thread_stop = stop.clone();
         std::thread::Builder::new()
@@ -777,6 +786,51 @@ async fn answer_orphan<E: std::fmt::Display>(
     }
 }
 
+/// Waits until a reply can reach its client: `participant` knows the response reader
+/// (on `reply_topic`) of the client that sent request `id`. Discovery runs each way on
+/// its own, so a client that just appeared may have seen the server (and sent its
+/// request) before the server has seen the client's reader; a reply written then goes
+/// to no one (the writer is volatile) and the client waits for it until its call times
+/// out. rmw_cyclonedds waits the same way. A known client costs one look; a new one
+/// waits for discovery and then [`MATCH_SETTLE`] for the match, at most `bound` (a
+/// client that left is not waited for longer than discovery may take; the reply then
+/// goes out anyway). Only the first 8 bytes of the GUID prefix are compared: the
+/// Cyclone service mapping carries no more.
+async fn client_reachable(
+    participant: &rustdds::DomainParticipant,
+    reply_topic: &str,
+    id: ros2_client::request_id::RmwRequestId,
+    bound: Duration,
+    service: &str,
+) {
+    let client = rustdds::GUID::from(id.writer_gid).to_bytes();
+    let known = || {
+        participant.discovered_readers().iter().any(|r| {
+            r.subscription_topic_data.topic_name() == reply_topic
+                && r.reader_proxy.remote_reader_guid.to_bytes()[..8] == client[..8]
+        })
+    };
+    if known() {
+        return;
+    }
+    let discovered = async {
+        while !known() {
+            tokio::time::sleep(REPLY_POLL).await;
+        }
+        tokio::time::sleep(MATCH_SETTLE).await;
+    };
+    if tokio::time::timeout(bound, discovered).await.is_err() {
+        warn!(
+            service = %service,
+            "the client's response reader was not discovered within {:.0} s: replying anyway",
+            bound.as_secs_f64()
+        );
+    }
+}
+
+/// How often a reply looks for its client's response reader.
+const REPLY_POLL: Duration = Duration::from_millis(20);
+
 /// The servers `participant` knows of a service: the readers of its request topic.
 fn servers(
     participant: &rustdds::DomainParticipant,
@@ -987,6 +1041,9 @@ struct ActionReactor<A: RosAction> {
     rt: tokio::runtime::Handle,
     name: String,
     bad: BadRequests,
+    /// For [`client_reachable`] before each reply.
+    participant: rustdds::DomainParticipant,
+    reply_wait: Duration,
 }
 
 impl<A: RosAction> ActionReactor<A> {
@@ -1025,8 +1082,12 @@ impl<A: RosAction> ActionReactor<A> {
                         return;
                     }
                     let (server, name) = (self.server.clone(), self.name.clone());
+                    let (participant, bound) = (self.participant.clone(), self.reply_wait);
                     self.rt.spawn(async move {
                         if let Ok(r) = rx.await {
+                            let reply_topic = format!("rr{name}/_action/send_goalReply");
+                            client_reachable(&participant, &reply_topic, req_id, bound, &name)
+                                .await;
                             let response = ros2_client::action::SendGoalResponse {
                                 accepted: r.accepted,
                                 stamp: time_to_ros(&r.stamp),
@@ -1059,12 +1120,17 @@ impl<A: RosAction> ActionReactor<A> {
                         return;
                     }
                     let (server, name) = (self.server.clone(), self.name.clone());
+                    let (participant, bound) = (self.participant.clone(), self.reply_wait);
                     self.rt.spawn(async move {
-                        if let Ok(r) = rx.await
-                            && let Err(e) =
+                        if let Ok(r) = rx.await {
+                            let reply_topic = format!("rr{name}/_action/cancel_goalReply");
+                            client_reachable(&participant, &reply_topic, req_id, bound, &name)
+                                .await;
+                            if let Err(e) =
                                 server.send_cancel_response(req_id, cancel_response_to_ros(&r))
-                        {
-                            warn!(action = %name, "could not answer a cancel request: {e}");
+                            {
+                                warn!(action = %name, "could not answer a cancel request: {e}");
+                            }
                         }
                     });
                 }
@@ -1092,8 +1158,12 @@ impl<A: RosAction> ActionReactor<A> {
                     }
                     let (server, name) = (self.server.clone(), self.name.clone());
                     let (record, endpoint) = (self.record.clone(), self.result_endpoint.clone());
+                    let (participant, bound) = (self.participant.clone(), self.reply_wait);
                     self.rt.spawn(async move {
                         if let Ok(r) = rx.await {
+                            let reply_topic = format!("rr{endpoint}Reply");
+                            client_reachable(&participant, &reply_topic, req_id, bound, &name)
+                                .await;
                             let response = ros2_client::action::GetResultResponse {
                                 status: status_to_ros(r.status),
                                 result: r.result,
