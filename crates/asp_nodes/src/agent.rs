@@ -1116,13 +1116,11 @@ fn publish_ready(
     let (tx, rx) = watch::channel(false);
     let task = tokio::spawn(async move {
         let mut mapped = false;
-        // what this process was told, and what went out on the topic: a reliable
-        // publisher refuses a sample while its window holds one not yet acknowledged
-        // (RustDDS waits up to the QoS's max blocking time), which two changes in a
-        // row on a loaded machine can meet; the change is then published again until
-        // it goes out, never dropped (a client would wait for it forever)
-        // (a reader that died holds the window until its lease ends, up to a minute:
-        // the retries back off to READY_REPUBLISH_MAX and the refusal is said once)
+        // what this process was told, and what went out on the topic: a publish that
+        // fails (RustDDS refuses a write while the send window, 8,192 unacknowledged
+        // samples, stays full for the max blocking time) is tried again until it goes
+        // out, never dropped (a client would wait for it forever); the retries back
+        // off to READY_REPUBLISH_MAX and the refusal is said once
         let (mut told, mut published) = (None, None);
         let mut retry_in = READY_REPUBLISH;
         loop {

@@ -221,6 +221,7 @@ impl LoneAgent {
     }
 
     async fn start_with(overrides: &[&str]) -> Self {
+        common::logs();
         let domain = common::fresh_domain();
         let data = tempfile::tempdir().unwrap();
         let cfg = common::config(&data, overrides);

@@ -22,6 +22,14 @@ pub fn config(data: &tempfile::TempDir, overrides: &[&str]) -> LoadedConfig {
     l.load().unwrap()
 }
 
+/// The process's log on stderr, as a node's console shows it, when `RUST_LOG` is set
+/// (`RUST_LOG=info cargo test ... -- --nocapture`): what a hung test was doing.
+pub fn logs() {
+    if std::env::var_os("RUST_LOG").is_some() {
+        asp_runtime::init_tracing();
+    }
+}
+
 /// A DDS domain no other test of this process uses (and, through the process id, most
 /// likely no other process either).
 pub fn fresh_domain() -> u16 {
