@@ -736,30 +736,37 @@ impl From<RequestId> for ros2_client::request_id::RmwRequestId {
 /// answer then reaches nobody).
 const ORPHAN_PATIENCE: Duration = Duration::from_secs(15);
 
-/// Waits until `participant` knows a reader of `reply_topic` in the process that sent
-/// request `id` (so that the reply, sent on a volatile topic, reaches it), or
-/// until [`ORPHAN_PATIENCE`] passes.
+/// Whether `participant` knows a reader of `reply_topic` in the process that sent
+/// request `id` (so that a reply, sent on a volatile topic, can reach it).
+fn client_known(
+    participant: &rustdds::DomainParticipant,
+    reply_topic: &str,
+    id: RequestId,
+) -> bool {
+    participant.discovered_readers().into_iter().any(|r| {
+        r.subscription_topic_data.topic_name() == reply_topic
+            && r.reader_proxy.remote_reader_guid.to_bytes().as_ref()[..8] == id.client_process()
+    })
+}
+
+/// Waits, looking every `poll`, until [`client_known`] and then [`MATCH_SETTLE`] for the
+/// match; false when `patience` passed first.
 async fn client_seen(
     participant: &rustdds::DomainParticipant,
     reply_topic: &str,
     id: RequestId,
-    name: &str,
-) {
-    let deadline = tokio::time::Instant::now() + ORPHAN_PATIENCE;
-    let seen = || {
-        participant.discovered_readers().into_iter().any(|r| {
-            r.subscription_topic_data.topic_name() == reply_topic
-                && r.reader_proxy.remote_reader_guid.to_bytes().as_ref()[..8] == id.client_process()
-        })
-    };
-    while !seen() {
+    poll: Duration,
+    patience: Duration,
+) -> bool {
+    let deadline = tokio::time::Instant::now() + patience;
+    while !client_known(participant, reply_topic, id) {
         if tokio::time::Instant::now() >= deadline {
-            debug!(server = %name, request = %id, "the client of an orphaned request was not seen: answering anyway");
-            return;
+            return false;
         }
-        tokio::time::sleep(NEW_SERVER_POLL).await;
+        tokio::time::sleep(poll).await;
     }
     tokio::time::sleep(MATCH_SETTLE).await;
+    true
 }
 
 /// Answers request `id` a previous process of `endpoint`'s server left open: once its
@@ -773,7 +780,17 @@ async fn answer_orphan<E: std::fmt::Display>(
     record: Option<Arc<dyn RequestRecord>>,
     send: impl std::future::Future<Output = Option<Result<(), E>>>,
 ) {
-    client_seen(participant, reply_topic, id, endpoint).await;
+    if !client_seen(
+        participant,
+        reply_topic,
+        id,
+        NEW_SERVER_POLL,
+        ORPHAN_PATIENCE,
+    )
+    .await
+    {
+        debug!(server = %endpoint, request = %id, "the client of an orphaned request was not seen: answering anyway");
+    }
     match send.await {
         None => return,
         Some(Ok(())) => {
@@ -803,23 +820,11 @@ async fn client_reachable(
     bound: Duration,
     service: &str,
 ) {
-    let client = rustdds::GUID::from(id.writer_gid).to_bytes();
-    let known = || {
-        participant.discovered_readers().iter().any(|r| {
-            r.subscription_topic_data.topic_name() == reply_topic
-                && r.reader_proxy.remote_reader_guid.to_bytes()[..8] == client[..8]
-        })
-    };
-    if known() {
+    let id = RequestId::from(id);
+    if client_known(participant, reply_topic, id) {
         return;
     }
-    let discovered = async {
-        while !known() {
-            tokio::time::sleep(REPLY_POLL).await;
-        }
-        tokio::time::sleep(MATCH_SETTLE).await;
-    };
-    if tokio::time::timeout(bound, discovered).await.is_err() {
+    if !client_seen(participant, reply_topic, id, REPLY_POLL, bound).await {
         warn!(
             service = %service,
             "the client's response reader was not discovered within {:.0} s: replying anyway",
