@@ -6,9 +6,15 @@
 //! The grid is built from depth alone, point by point, with no ray tracing: a point on
 //! the floor (height at most `floor_max_height`) makes its cell free, a point in the
 //! obstacle band (`obstacle_min_height ..= obstacle_max_height`, what the base would hit)
-//! counts towards its cell being occupied, and an occupied cell stays occupied. Tracing
-//! rays through a 2D grid would clear a low table a ray passes over on its way to the
-//! floor behind it; endpoints never do. Points nearer the base than
+//! counts towards its cell being occupied. Tracing rays through a 2D grid would clear a
+//! low table a ray passes over on its way to the floor behind it; endpoints never do.
+//! Each view votes once per cell, obstacle or floor (or both), and a cell is occupied
+//! while its obstacle votes are at least its floor votes: the base's believed pose is off
+//! by a degree or two from view to view, so a wall seen from four metres lands a cell
+//! or two off, and marks that stayed for good narrowed doorways until the base could
+//! no longer leave a room it had driven into; the views that see the floor there
+//! outvote such a mark, while a wall or a table edge, seen as an obstacle from every
+//! view that sees the floor beside it, stays. Points nearer the base than
 //! `self_filter_radius` are the robot itself (the arm in front of the head camera) and
 //! are dropped; the cells under the base are free (it stands there).
 
@@ -111,6 +117,8 @@ pub struct Integrated {
     pub points: usize,
     pub new_free: usize,
     pub new_occupied: usize,
+    /// Occupied cells the floor readings of more views than saw an obstacle there freed.
+    pub cleared: usize,
 }
 
 /// The grid exploration builds and plans on.
@@ -119,6 +127,9 @@ pub struct ExplorationMap {
     params: ExploreParams,
     grid: OccupancyGrid,
     obstacle_hits: Vec<u16>,
+    /// Per cell, the views that saw an obstacle there and those that saw floor.
+    obstacle_views: Vec<u16>,
+    floor_views: Vec<u16>,
 }
 
 const SQRT2: Real = std::f32::consts::SQRT_2;
@@ -165,6 +176,8 @@ impl ExplorationMap {
         let grid = OccupancyGrid::new(params.resolution, cells, cells, origin, UNKNOWN)?;
         Ok(Self {
             obstacle_hits: vec![0; grid.cells().len()],
+            obstacle_views: vec![0; grid.cells().len()],
+            floor_views: vec![0; grid.cells().len()],
             grid,
             params,
         })
@@ -216,24 +229,52 @@ impl ExplorationMap {
                 }
             }
         }
-        for (x, y) in obstacles {
+        // one vote per view and cell, whatever the number of points
+        let mut voted: Vec<(usize, bool)> = Vec::new();
+        for (x, y, obstacle) in obstacles
+            .into_iter()
+            .map(|(x, y)| (x, y, true))
+            .chain(floor.into_iter().map(|(x, y)| (x, y, false)))
+        {
             let (i, j) = self.grid.world_to_cell(x, y);
-            if let Some(k) = self.index(i, j) {
+            let Some(k) = self.index(i, j) else {
+                continue;
+            };
+            if obstacle {
                 self.obstacle_hits[k] = self.obstacle_hits[k].saturating_add(1);
-                if self.obstacle_hits[k] >= self.params.min_obstacle_hits
-                    && self.grid.get(i, j) != Some(OCCUPIED)
-                {
-                    self.grid.set(i, j, OCCUPIED);
-                    out.new_occupied += 1;
-                }
             }
+            voted.push((k, obstacle));
         }
-        for (x, y) in floor {
-            let (i, j) = self.grid.world_to_cell(x, y);
-            if self.grid.get(i, j) == Some(UNKNOWN) {
-                self.grid.set(i, j, FREE);
-                out.new_free += 1;
+        voted.sort_unstable();
+        voted.dedup();
+        for &(k, obstacle) in &voted {
+            let votes = if obstacle {
+                &mut self.obstacle_views
+            } else {
+                &mut self.floor_views
+            };
+            votes[k] = votes[k].saturating_add(1);
+        }
+        voted.dedup_by_key(|v| v.0);
+        let width = i64::from(self.grid.width);
+        for (k, _) in voted {
+            let (i, j) = (k as i64 % width, k as i64 / width);
+            let occupied = self.obstacle_hits[k] >= self.params.min_obstacle_hits
+                && self.obstacle_views[k] >= self.floor_views[k];
+            let now = if occupied {
+                OCCUPIED
+            } else if self.floor_views[k] > 0 {
+                FREE
+            } else {
+                continue;
+            };
+            match (self.grid.get(i, j), now) {
+                (Some(was), now) if was == now => {}
+                (_, OCCUPIED) => out.new_occupied += 1,
+                (Some(OCCUPIED), _) => out.cleared += 1,
+                _ => out.new_free += 1,
             }
+            self.grid.set(i, j, now);
         }
         out.new_free += self.clear_footprint(base, self.params.clearance);
         out
@@ -716,6 +757,46 @@ mod tests {
             robot.integrate(&frame, Pose2D::new(2.0, 0.0, 0.0)).points,
             0
         );
+    }
+
+    #[test]
+    fn a_mark_more_views_saw_as_floor_is_cleared_and_a_wall_stays() {
+        let every_pixel = ExploreParams {
+            pixel_step: 1,
+            ..params()
+        };
+        let mut m = ExplorationMap::new(Pose2D::new(0.0, 0.0, 0.0), every_pixel).unwrap();
+        let base = Pose2D::new(0.0, 0.0, 0.0);
+        let mark = downward_frame();
+        // the same place seen again, half a metre lower: floor where the two columns
+        // had something (each pixel's point lands where the first frame's did)
+        let mut floor = downward_frame();
+        floor.depth = asp_core::image::Image::filled(8, 8, 1.0f32);
+        floor.camera_pose.iso.translation.z = 1.0;
+        m.integrate(&mark, base);
+        m.integrate(&mark, base);
+        assert_eq!(m.grid().value_at(2.625, -0.1875), Some(OCCUPIED));
+        // a tie keeps it: as many views saw floor as saw an obstacle
+        assert_eq!(m.integrate(&floor, base).cleared, 0);
+        assert_eq!(m.integrate(&floor, base).cleared, 0);
+        assert_eq!(m.grid().value_at(2.625, -0.1875), Some(OCCUPIED));
+        let outvoted = m.integrate(&floor, base);
+        assert_eq!(outvoted.cleared, 16, "the two columns' 16 cells");
+        assert_eq!(m.grid().value_at(2.625, -0.1875), Some(FREE));
+        // a cell whose every view sees both its obstacle and the floor beside it (a wall
+        // with the floor in front of it, both within one cell) stays occupied
+        let coarse = ExploreParams {
+            pixel_step: 1,
+            resolution: 0.5,
+            ..params()
+        };
+        let mut wall = ExplorationMap::new(Pose2D::new(0.0, 0.0, 0.0), coarse).unwrap();
+        for _ in 0..5 {
+            wall.integrate(&mark, base);
+        }
+        // the cell x 2.5–3.0 holds column 5's floor (2.5625) and columns 6–7's
+        // obstacle (2.625, 2.875)
+        assert_eq!(wall.grid().value_at(2.75, -0.25), Some(OCCUPIED));
     }
 
     #[test]
