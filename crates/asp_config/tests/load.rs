@@ -380,3 +380,27 @@ fn a_footprint_needs_three_corners_inside_its_circle() {
     let cfg = load("[]").unwrap();
     assert!(cfg.config.go_to_node.footprint.is_empty());
 }
+
+#[test]
+fn the_shorter_grasp_stand_off_is_at_most_the_stand_off() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = write(
+        tmp.path(),
+        "s.yaml",
+        "skill_executor_node:\n  ros__parameters:\n    grasp:\n      approach_distance: 0.05\n      min_approach_distance: 0.08\n",
+    );
+    let msg = ConfigLoader::new()
+        .file(&f)
+        .unwrap()
+        .load()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("skill_executor_node.grasp.min_approach_distance"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("0.08") && msg.contains("approach_distance (0.05)"),
+        "{msg}"
+    );
+}

@@ -940,7 +940,7 @@ impl SkillExecutor {
         Err(Stop::new(
             fb.failure(),
             format!(
-                "{} on {}: the planner accepted none of {} candidates (last: {why}); nothing was touched: {}",
+                "{} on {}: the planner accepted none of {} grasp attempts (last: {why}); nothing was touched: {}",
                 req.skill, req.object, total, fb.hint
             ),
         ))

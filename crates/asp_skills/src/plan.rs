@@ -248,20 +248,27 @@ pub fn resting_surface(object: &PointCloud, obstacles: &PointCloud) -> Option<Re
     (lo.z - top <= 1.5 * seen_height + 0.01).then_some(top)
 }
 
-/// Grasp candidates as attempts: pre-grasp, open, approach, close, (lift).
+/// Grasp candidates as attempts: pre-grasp, open, approach, close, (lift); the
+/// candidates at the configured stand-off first, then, where `min_approach_distance` is
+/// shorter, the same candidates at that one (a pre-grasp a few centimetres nearer the
+/// object is what brings one at the edge of the arm's reach within it).
 fn candidate_attempts(
     ctx: &PlanContext<'_>,
     candidates: &[GraspCandidate],
     lift: bool,
 ) -> Vec<Attempt> {
     let g = &ctx.cfg.grasp;
-    candidates
-        .iter()
-        .take(g.candidates)
-        .enumerate()
-        .map(|(i, c)| {
+    let mut stand_offs = vec![g.approach_distance as Real];
+    if g.min_approach_distance < g.approach_distance {
+        stand_offs.push(g.min_approach_distance as Real);
+    }
+    let round = candidates.iter().take(g.candidates).enumerate();
+    stand_offs
+        .into_iter()
+        .flat_map(|d| round.clone().map(move |(i, c)| (d, i, c)))
+        .map(|(stand_off, i, c)| {
             let a = c.approach();
-            let pre = shifted(&c.pose, -a * g.approach_distance as Real);
+            let pre = shifted(&c.pose, -a * stand_off);
             let mut steps = vec![
                 mv(
                     "pre-grasp",
@@ -291,12 +298,13 @@ fn candidate_attempts(
             }
             Attempt {
                 label: format!(
-                    "grasp candidate {} ({:?}, width {:.3} m, {} contacts, score {:.2})",
+                    "grasp candidate {} ({:?}, width {:.3} m, {} contacts, score {:.2}, stand-off {:.2} m)",
                     i + 1,
                     c.kind,
                     c.width,
                     c.contacts,
-                    c.score
+                    c.score,
+                    stand_off
                 ),
                 steps,
             }
@@ -1010,6 +1018,52 @@ mod tests {
             );
             assert!((pre.x - push.x).abs() < 1e-4 && (pre.y - push.y).abs() < 1e-4);
         }
+    }
+
+    /// Every grasp candidate at the configured stand-off, then each again at
+    /// `min_approach_distance`: the second round's pre-grasps lie that much nearer the
+    /// same grasps.
+    #[test]
+    fn grasps_are_tried_again_at_the_shorter_stand_off() {
+        let ball = request(
+            cap(Point3::new(0.4, 0.0, 0.537), 0.037),
+            Some(table(0.4, 0.0, 0.5)),
+        );
+        let stand_offs = |cfg: &SkillExecutorConfig| -> Vec<(String, Point3, Real)> {
+            let ctx = PlanContext {
+                cfg,
+                grasp: GraspParams::new(&cfg.grasp, &cfg.gripper),
+                arm_base: Point3::new(0.0, 0.0, 0.55),
+                tool: Isometry3::identity(),
+                held_bottom_below_tool: None,
+            };
+            plan(&ball, &ctx)
+                .unwrap()
+                .attempts
+                .iter()
+                .map(|a| {
+                    let t: Vec<(&str, Point3)> = a.targets().collect();
+                    let pre = t.iter().find(|(l, _)| *l == "pre-grasp").unwrap().1;
+                    let grasp = t.iter().find(|(l, _)| *l == "approach").unwrap().1;
+                    (a.label.clone(), grasp, (pre - grasp).norm())
+                })
+                .collect()
+        };
+        let cfg = SkillExecutorConfig::default();
+        assert!(cfg.grasp.min_approach_distance < cfg.grasp.approach_distance);
+        let both = stand_offs(&cfg);
+        let n = both.len() / 2;
+        assert!(n >= 2 && both.len() == 2 * n, "{} attempts", both.len());
+        for (first, second) in both[..n].iter().zip(&both[n..]) {
+            assert!((first.2 - cfg.grasp.approach_distance as Real).abs() < 1e-4);
+            assert!((second.2 - cfg.grasp.min_approach_distance as Real).abs() < 1e-4);
+            assert!((first.1 - second.1).norm() < 1e-6, "the same grasp");
+            assert!(second.0.contains("stand-off 0.04 m"), "{}", second.0);
+        }
+        // equal distances: one round
+        let mut one = SkillExecutorConfig::default();
+        one.grasp.min_approach_distance = one.grasp.approach_distance;
+        assert_eq!(stand_offs(&one).len(), n);
     }
 
     #[test]
