@@ -19,6 +19,16 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     p
 }
 
+/// The message of the error loading `file` alone gives.
+fn load_error(file: &Path) -> String {
+    ConfigLoader::new()
+        .file(file)
+        .unwrap()
+        .load()
+        .unwrap_err()
+        .to_string()
+}
+
 #[test]
 fn defaults_are_valid() {
     AspConfig::default().validate().unwrap();
@@ -126,12 +136,7 @@ fn out_of_range_names_file_key_and_value() {
         "v.yaml",
         "verifier_node:\n  ros__parameters:\n    gate:\n      delta: 1.7\n",
     );
-    let msg = ConfigLoader::new()
-        .file(&f)
-        .unwrap()
-        .load()
-        .unwrap_err()
-        .to_string();
+    let msg = load_error(&f);
     assert!(msg.contains(&f.display().to_string()), "{msg}");
     assert!(msg.contains("verifier_node.gate.delta"), "{msg}");
     assert!(msg.contains("1.7"), "{msg}");
@@ -168,12 +173,7 @@ fn wrong_type_names_key_and_value() {
         "g.yaml",
         "go_to_node:\n  ros__parameters:\n    radius: far\n",
     );
-    let msg = ConfigLoader::new()
-        .file(&f)
-        .unwrap()
-        .load()
-        .unwrap_err()
-        .to_string();
+    let msg = load_error(&f);
     assert!(
         msg.contains("go_to_node.radius") && msg.contains("far"),
         "{msg}"
@@ -183,12 +183,7 @@ fn wrong_type_names_key_and_value() {
         "s.yaml",
         "/**:\n  ros__parameters:\n    safety:\n      allowed_skills: [grasp, teleport]\n",
     );
-    let msg = ConfigLoader::new()
-        .file(&f)
-        .unwrap()
-        .load()
-        .unwrap_err()
-        .to_string();
+    let msg = load_error(&f);
     assert!(
         msg.contains("allowed_skills") && msg.contains("teleport"),
         "{msg}"
@@ -389,12 +384,7 @@ fn the_shorter_grasp_stand_off_is_at_most_the_stand_off() {
         "s.yaml",
         "skill_executor_node:\n  ros__parameters:\n    grasp:\n      approach_distance: 0.05\n      min_approach_distance: 0.08\n",
     );
-    let msg = ConfigLoader::new()
-        .file(&f)
-        .unwrap()
-        .load()
-        .unwrap_err()
-        .to_string();
+    let msg = load_error(&f);
     assert!(
         msg.contains("skill_executor_node.grasp.min_approach_distance"),
         "{msg}"
