@@ -719,13 +719,18 @@ mod tests {
         }
     }
 
-    #[test]
-    fn floor_is_free_and_obstacles_need_two_readings() {
+    /// A map at the origin that reads every pixel of [`downward_frame`].
+    fn every_pixel_map() -> ExplorationMap {
         let every_pixel = ExploreParams {
             pixel_step: 1,
             ..params()
         };
-        let mut m = ExplorationMap::new(Pose2D::new(0.0, 0.0, 0.0), every_pixel).unwrap();
+        ExplorationMap::new(Pose2D::new(0.0, 0.0, 0.0), every_pixel).unwrap()
+    }
+
+    #[test]
+    fn floor_is_free_and_obstacles_need_two_readings() {
+        let mut m = every_pixel_map();
         let base = Pose2D::new(0.0, 0.0, 0.0);
         let frame = downward_frame();
         let first = m.integrate(&frame, base);
@@ -761,11 +766,7 @@ mod tests {
 
     #[test]
     fn a_mark_more_views_saw_as_floor_is_cleared_and_a_wall_stays() {
-        let every_pixel = ExploreParams {
-            pixel_step: 1,
-            ..params()
-        };
-        let mut m = ExplorationMap::new(Pose2D::new(0.0, 0.0, 0.0), every_pixel).unwrap();
+        let mut m = every_pixel_map();
         let base = Pose2D::new(0.0, 0.0, 0.0);
         let mark = downward_frame();
         // the same place seen again, half a metre lower: floor where the two columns

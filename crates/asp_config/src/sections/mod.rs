@@ -28,3 +28,16 @@ pub(crate) fn not_below(
         }
     }
 }
+
+/// A garde check: the value is at most the field `what`, `max`.
+pub(crate) fn at_most(max: f64, what: &'static str) -> impl FnOnce(&f64, &()) -> garde::Result {
+    move |v, _| {
+        if *v <= max {
+            Ok(())
+        } else {
+            Err(garde::Error::new(format!(
+                "is {v}; must be at most {what} ({max})"
+            )))
+        }
+    }
+}

@@ -285,19 +285,6 @@ impl Default for MotionConfig {
     }
 }
 
-/// A garde check: the value is at most `max`, the field `what`.
-fn at_most(max: f64, what: &'static str) -> impl FnOnce(&f64, &()) -> garde::Result {
-    move |v, _| {
-        if *v <= max {
-            Ok(())
-        } else {
-            Err(garde::Error::new(format!(
-                "is {v}; must be at most {what} ({max})"
-            )))
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
 #[serde(default, deny_unknown_fields)]
 pub struct GraspConfig {
@@ -310,7 +297,7 @@ pub struct GraspConfig {
     /// The shortest stand-off tried when no candidate plans at `approach_distance` (an
     /// object at the edge of the arm's reach: MoveIt Task Constructor's approach
     /// `min_distance`); equal to `approach_distance`: no second round. Default 0.04.
-    #[garde(range(min = 0.0, max = 0.5), custom(at_most(self.approach_distance, "approach_distance")))]
+    #[garde(range(min = 0.0, max = 0.5), custom(super::at_most(self.approach_distance, "approach_distance")))]
     pub min_approach_distance: f64,
     /// Lift after grasping, metres. Default 0.10.
     #[garde(range(min = 0.0, max = 0.5))]
