@@ -110,7 +110,13 @@ pub trait ToolBackend: Send + Sync {
     /// confirmed objects, best first (possibly none). A backend makes keys with
     /// [`ObjectKey::from_query`] and keeps them stable for the same object while the map
     /// lives; it must keep the key of the held object valid across [`Self::remap`].
-    async fn object_retrieval(&self, query: &str, ctx: &ToolContext) -> ToolResult<Vec<ObjectKey>>;
+    /// With `room`, only objects in that room count ("the desk in the office").
+    async fn object_retrieval(
+        &self,
+        query: &str,
+        room: Option<&str>,
+        ctx: &ToolContext,
+    ) -> ToolResult<Vec<ObjectKey>>;
 
     /// Distance from the robot (the arm base on a tabletop, the base on a mobile robot)
     /// to the object's centroid, metres.

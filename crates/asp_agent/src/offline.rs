@@ -177,7 +177,9 @@ impl Offline<'_, '_> {
     async fn subtask(&mut self, st: &Subtask) -> Step<()> {
         match st.verb {
             Verb::PickUp => {
-                let key = self.resolve(&st.object, &st.excluded).await?;
+                let key = self
+                    .resolve(&st.object, &st.excluded, st.room.as_deref())
+                    .await?;
                 if self.rt.state.held_object.as_ref() == Some(&key) {
                     // a failed grasp may leave it in the gripper unconfirmed: that is a
                     // pick only when a later verified step (the place) shows it
@@ -235,7 +237,9 @@ impl Offline<'_, '_> {
                 // the drop target is the part when one is named ("top drawer")
                 let target_phrase = st.location_part.clone().unwrap_or(location);
                 self.ruled_out = Some(held.clone());
-                let target = self.resolve(&target_phrase, &[]).await;
+                let target = self
+                    .resolve(&target_phrase, &[], st.location_room.as_deref())
+                    .await;
                 self.ruled_out = None;
                 let target = target?;
                 if target == held {
@@ -269,7 +273,9 @@ impl Offline<'_, '_> {
                 Ok(())
             }
             Verb::Open | Verb::Close | Verb::TurnOn | Verb::TurnOff => {
-                let key = self.resolve(&st.object, &st.excluded).await?;
+                let key = self
+                    .resolve(&st.object, &st.excluded, st.room.as_deref())
+                    .await?;
                 let action = st.action.clone().unwrap_or_else(|| {
                     let what = st.part.as_deref().unwrap_or(&st.object);
                     format!("{} the {what}", st.verb.phrase())
@@ -299,21 +305,27 @@ impl Offline<'_, '_> {
     /// Retrieves the objects the phrase's query names, leaves out those that retrieval
     /// also finds for an `excluded` attribute ("not the red one"), and picks one by its
     /// relation.
-    async fn resolve(&mut self, phrase: &str, excluded: &[String]) -> Step<ObjectKey> {
+    async fn resolve(
+        &mut self,
+        phrase: &str,
+        excluded: &[String],
+        room: Option<&str>,
+    ) -> Step<ObjectKey> {
         if !excluded.is_empty() {
-            return self.resolve_excluding(phrase, excluded).await;
+            return self.resolve_excluding(phrase, excluded, room).await;
         }
-        if let Some(k) = self.resolved.get(phrase)
+        let memo = in_room(phrase, room);
+        if let Some(k) = self.resolved.get(&memo)
             && self.rt.state.in_inventory(k)
         {
             return Ok(k.clone());
         }
         // "other green apple": a green apple other than the one already resolved
         if let Some(base) = phrase.strip_prefix("other ") {
-            let taken = self.resolved.get(base).cloned();
+            let taken = self.resolved.get(&in_room(base, room)).cloned();
             let query = parse_object_phrase(base).query;
             let mut other = self
-                .retrieve(&query)
+                .retrieve(&query, room)
                 .await?
                 .into_iter()
                 .find(|k| Some(k) != taken.as_ref());
@@ -323,7 +335,7 @@ impl Offline<'_, '_> {
                     "{phrase:?} needs a second {query:?}, but only one was found"
                 ));
                 other = self
-                    .retrieve(&query)
+                    .retrieve(&query, room)
                     .await?
                     .into_iter()
                     .find(|k| Some(k) != taken.as_ref());
@@ -335,11 +347,11 @@ impl Offline<'_, '_> {
                 ),
                 retryable: false,
             })?;
-            self.resolved.insert(phrase.to_owned(), key.clone());
+            self.resolved.insert(memo, key.clone());
             return Ok(key);
         }
         let p = parse_object_phrase(phrase);
-        let mut candidates = self.retrieve(&p.query).await?;
+        let mut candidates = self.retrieve(&p.query, room).await?;
         // "the cup on the left", "the small ball", "the egg near the tomato": the goal
         // singles one out of several; one found means the map missed the others or a
         // look misjudged them, so look again (once per query) before settling for it
@@ -350,7 +362,7 @@ impl Offline<'_, '_> {
                 "{phrase:?} singles one out of several, but one {:?} was found",
                 p.query
             ));
-            candidates = self.retrieve(&p.query).await?;
+            candidates = self.retrieve(&p.query, room).await?;
         }
         // still one, and the goal compares it with its twins ("the small ball"): a twin
         // usually lies near it, so on a mobile robot drive up to the one found and look
@@ -369,7 +381,7 @@ impl Offline<'_, '_> {
                 "{phrase:?} singles one out of several, but one {:?} was found: looking again from beside {only}",
                 p.query
             ));
-            candidates = self.retrieve(&p.query).await?;
+            candidates = self.retrieve(&p.query, room).await?;
         }
         let key = match (&p.relation, candidates.as_slice()) {
             (_, []) => {
@@ -399,22 +411,29 @@ impl Offline<'_, '_> {
             Some(r) if *r == key => candidates.iter().find(|c| *c != r).cloned().unwrap_or(key),
             _ => key,
         };
-        self.resolved.insert(phrase.to_owned(), key.clone());
+        self.resolved.insert(memo, key.clone());
         Ok(key)
     }
 
     /// [`Self::resolve`] for an object with attributes ruled out.
-    async fn resolve_excluding(&mut self, phrase: &str, excluded: &[String]) -> Step<ObjectKey> {
-        let memo = format!("{phrase} (not {})", excluded.join(", "));
+    async fn resolve_excluding(
+        &mut self,
+        phrase: &str,
+        excluded: &[String],
+        room: Option<&str>,
+    ) -> Step<ObjectKey> {
+        let memo = in_room(&format!("{phrase} (not {})", excluded.join(", ")), room);
         if let Some(k) = self.resolved.get(&memo)
             && self.rt.state.in_inventory(k)
         {
             return Ok(k.clone());
         }
         let p = parse_object_phrase(phrase);
-        let mut candidates = self.retrieve(&p.query).await?;
+        let mut candidates = self.retrieve(&p.query, room).await?;
         for a in excluded {
-            let ruled_out = self.retrieve_if_any(&format!("{a} {}", p.query)).await?;
+            let ruled_out = self
+                .retrieve_if_any(&format!("{a} {}", p.query), room)
+                .await?;
             candidates.retain(|c| !ruled_out.contains(c));
         }
         let key = match (&p.relation, candidates.as_slice()) {
@@ -442,7 +461,7 @@ impl Offline<'_, '_> {
         }
         let query = parse_object_phrase(phrase).query;
         let key = self
-            .retrieve(&query)
+            .retrieve(&query, None)
             .await?
             .into_iter()
             .next()
@@ -457,9 +476,10 @@ impl Offline<'_, '_> {
     /// The objects retrieval finds for `query`, best first. Nothing found may be the
     /// map's miss or one look's misjudgement (each view errs on its own): look again
     /// once per query before answering that nothing matched.
-    async fn retrieve(&mut self, query: &str) -> Step<Vec<ObjectKey>> {
+    async fn retrieve(&mut self, query: &str, room: Option<&str>) -> Step<Vec<ObjectKey>> {
         let req = ToolRequest::ObjectRetrieval {
             query: query.to_owned(),
+            room: room.map(str::to_owned),
         };
         match self.must(req.clone()).await {
             Err(StepError::Failed { .. })
@@ -505,10 +525,11 @@ impl Offline<'_, '_> {
 
     /// The objects retrieval finds for `query`; none is an answer, not a failure (an
     /// attribute ruled out that no candidate has).
-    async fn retrieve_if_any(&mut self, query: &str) -> Step<Vec<ObjectKey>> {
+    async fn retrieve_if_any(&mut self, query: &str, room: Option<&str>) -> Step<Vec<ObjectKey>> {
         let out = self
             .call(ToolRequest::ObjectRetrieval {
                 query: query.to_owned(),
+                room: room.map(str::to_owned),
             })
             .await?;
         if out.output.success || self.rt.nothing_matched {
@@ -709,5 +730,13 @@ impl Offline<'_, '_> {
                 })
             }
         }
+    }
+}
+
+/// The memo key of a phrase resolved within a room ("desk (in the office)").
+fn in_room(phrase: &str, room: Option<&str>) -> String {
+    match room {
+        Some(room) => format!("{phrase} (in the {room})"),
+        None => phrase.to_owned(),
     }
 }

@@ -388,7 +388,7 @@ impl<'a> GoalRuntime<'a> {
     ) -> (ToolOutput, Vec<Verdict>, bool) {
         let backend = self.backend;
         match req {
-            ToolRequest::ObjectRetrieval { query } => {
+            ToolRequest::ObjectRetrieval { query, room } => {
                 if self.remap_pending {
                     let ctx = self.context(index, call_id);
                     let (r, cancelled) = self.guarded(backend.remap(&ctx)).await;
@@ -408,7 +408,13 @@ impl<'a> GoalRuntime<'a> {
                     }
                 }
                 let ctx = self.context(index, call_id);
-                let (r, cancelled) = self.guarded(backend.object_retrieval(&query, &ctx)).await;
+                let (r, cancelled) = self
+                    .guarded(backend.object_retrieval(&query, room.as_deref(), &ctx))
+                    .await;
+                let asked = match &room {
+                    Some(room) => format!("{query:?} in the {room}"),
+                    None => format!("{query:?}"),
+                };
                 self.last_retrieval.clear();
                 self.nothing_matched = matches!(&r, Ok(keys) if keys.is_empty());
                 let out = match r {
@@ -416,13 +422,13 @@ impl<'a> GoalRuntime<'a> {
                         self.state.clone(),
                         Failure::new(FailureKind::Perception),
                         format!(
-                            "no object matching {query:?} was found; describe it differently (its category, colour or material), or it may be out of view"
+                            "no object matching {asked} was found; describe it differently (its category, colour or material), or it may be out of view"
                         ),
                     ),
                     Ok(keys) => {
                         let names: Vec<&str> = keys.iter().map(ObjectKey::as_str).collect();
                         let msg = format!(
-                            "found {} object(s) for {query:?}: {}",
+                            "found {} object(s) for {asked}: {}",
                             keys.len(),
                             names.join(", ")
                         );

@@ -408,8 +408,18 @@ fn verdict(check: String, passed: bool) -> Vec<Verdict> {
 
 #[async_trait]
 impl ToolBackend for TableWorld {
-    async fn object_retrieval(&self, query: &str, _: &ToolContext) -> ToolResult<Vec<ObjectKey>> {
-        self.log_and_scripted(format!("object_retrieval({query})"), "object_retrieval")?;
+    /// The table has no rooms: a named room is logged and every object is in it.
+    async fn object_retrieval(
+        &self,
+        query: &str,
+        room: Option<&str>,
+        _: &ToolContext,
+    ) -> ToolResult<Vec<ObjectKey>> {
+        let call = match room {
+            Some(room) => format!("object_retrieval({query}, room {room})"),
+            None => format!("object_retrieval({query})"),
+        };
+        self.log_and_scripted(call, "object_retrieval")?;
         let q = tokens(query);
         let mut inner = self.lock();
         let mistaken = inner

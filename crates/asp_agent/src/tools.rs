@@ -113,6 +113,11 @@ pub struct QueryArgs {
     /// spatial relations: find each object separately and compare them with the spatial
     /// tools.
     pub query: String,
+    /// The room the object is in, when the goal names one ("kitchen", "office"): only
+    /// objects there are found (the robot learned its rooms on a tour; without such a
+    /// memory the room is not checked). Null otherwise.
+    #[serde(default)]
+    pub room: Option<String>,
 }
 
 /// Arguments of the tools on one object.
@@ -151,15 +156,41 @@ pub struct ObjActionArgs {
 /// A tool call with typed, validated arguments.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolRequest {
-    ObjectRetrieval { query: String },
-    DistanceTo { obj: ObjectKey },
-    DistanceBetween { a: ObjectKey, b: ObjectKey },
-    LeftOf { a: ObjectKey, b: ObjectKey },
-    RightOf { a: ObjectKey, b: ObjectKey },
-    SizeOf { obj: ObjectKey },
-    Interact { obj: ObjectKey, action: String },
-    GoTo { obj: ObjectKey, action: String },
-    Skill { skill: Skill, obj: ObjectKey },
+    /// `room`: only objects in that room ("the desk in the office").
+    ObjectRetrieval {
+        query: String,
+        room: Option<String>,
+    },
+    DistanceTo {
+        obj: ObjectKey,
+    },
+    DistanceBetween {
+        a: ObjectKey,
+        b: ObjectKey,
+    },
+    LeftOf {
+        a: ObjectKey,
+        b: ObjectKey,
+    },
+    RightOf {
+        a: ObjectKey,
+        b: ObjectKey,
+    },
+    SizeOf {
+        obj: ObjectKey,
+    },
+    Interact {
+        obj: ObjectKey,
+        action: String,
+    },
+    GoTo {
+        obj: ObjectKey,
+        action: String,
+    },
+    Skill {
+        skill: Skill,
+        obj: ObjectKey,
+    },
 }
 
 /// Longest query or action text accepted, characters.
@@ -199,7 +230,11 @@ impl ToolRequest {
     /// The arguments as the model would send them.
     pub fn args_json(&self) -> Value {
         match self {
-            ToolRequest::ObjectRetrieval { query } => json!({"query": query}),
+            ToolRequest::ObjectRetrieval { query, room: None } => json!({"query": query}),
+            ToolRequest::ObjectRetrieval {
+                query,
+                room: Some(room),
+            } => json!({"query": query, "room": room}),
             ToolRequest::DistanceTo { obj }
             | ToolRequest::SizeOf { obj }
             | ToolRequest::Skill { obj, .. } => json!({"obj": obj}),
@@ -258,6 +293,12 @@ impl ToolRequest {
                 let a: QueryArgs = args_of(tool, args)?;
                 ToolRequest::ObjectRetrieval {
                     query: text_arg(tool, "query", a.query)?,
+                    // strict schemas make every field required: null or "" is no room
+                    room: a
+                        .room
+                        .filter(|r| !r.trim().is_empty())
+                        .map(|r| text_arg(tool, "room", r))
+                        .transpose()?,
                 }
             }
             ToolName::DistanceTo => ToolRequest::DistanceTo {

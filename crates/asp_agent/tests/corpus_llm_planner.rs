@@ -29,6 +29,8 @@ fn as_model_writes_it(steps: &[Subtask]) -> String {
                 "part": s.part,
                 "location": s.location,
                 "location_part": s.location_part,
+                "room": s.room,
+                "location_room": s.location_room,
                 "preposition": s.preposition.map(|p| match p {
                     asp_agent::Preposition::In => "in",
                     asp_agent::Preposition::On => "on",

@@ -680,3 +680,33 @@ async fn between_two_objects_is_the_smallest_sum_of_distances() {
     let (w, _) = solve("pick up the egg between the tomato and the pan").await;
     assert_eq!(w.held().as_deref(), Some("egg_a"));
 }
+
+/// A room the goal names goes with the retrieval of its object, typed (the map keeps
+/// to it), not into the query: "the mug in the kitchen" asks for "mug" in the kitchen,
+/// "on the plate in the dining room" for "plate" in the dining room.
+#[tokio::test]
+async fn named_rooms_go_with_their_objects_retrieval() {
+    let (w, report) = solve("bring the mug in the kitchen to the plate in the dining room").await;
+    assert_eq!(
+        w.object("mug").unwrap().resting,
+        Some(("on".into(), "plate".into()))
+    );
+    let calls = w.calls();
+    assert!(
+        calls.contains(&"object_retrieval(mug, room kitchen)".to_owned()),
+        "{calls:?}"
+    );
+    assert!(
+        calls.contains(&"object_retrieval(plate, room dining room)".to_owned()),
+        "{calls:?}"
+    );
+    let plan = report.plan.unwrap();
+    let steps: Vec<String> = plan.subtasks.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        steps,
+        vec![
+            "pick up the mug in the kitchen",
+            "place the mug on the plate in the dining room"
+        ]
+    );
+}

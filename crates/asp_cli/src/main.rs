@@ -248,6 +248,10 @@ struct MemoryArgs {
     /// `find`: what to look for, e.g. "the blue thermos in the office"
     #[arg(long)]
     query: Option<String>,
+    /// `find`: only what is in this room, as recall keeps to it ("office"): the zones
+    /// the memory takes for it are printed
+    #[arg(long)]
+    room: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]
@@ -343,9 +347,9 @@ fn main() -> ExitCode {
         }),
         Command::Memory(args) => with_config(&cli.global, |cfg| {
             let affordance = |command| {
-                if args.bag.is_some() || args.query.is_some() {
+                if args.bag.is_some() || args.query.is_some() || args.room.is_some() {
                     eprintln!(
-                        "asp memory {:?}: --bag and --query belong to build and find",
+                        "asp memory {:?}: --bag, --query and --room belong to build and find",
                         args.action
                     );
                     return ExitCode::from(EXIT_USAGE);
@@ -364,7 +368,9 @@ fn main() -> ExitCode {
                     }
                 },
                 MemoryAction::Find => match &args.query {
-                    Some(q) if !q.trim().is_empty() => tools::memory_find(cfg, q),
+                    Some(q) if !q.trim().is_empty() => {
+                        tools::memory_find(cfg, q, args.room.as_deref())
+                    }
                     _ => {
                         eprintln!("asp memory find: --query TEXT says what to look for");
                         ExitCode::from(EXIT_USAGE)

@@ -288,7 +288,7 @@ pub fn memory_build(cfg: &LoadedConfig, bag: &Path) -> ExitCode {
 
 /// `asp memory find --query`: the building memory's answer to a request (SPEC §3.2), the
 /// views best first with the objects that made them, and where those are.
-pub fn memory_find(cfg: &LoadedConfig, query: &str) -> ExitCode {
+pub fn memory_find(cfg: &LoadedConfig, query: &str, room: Option<&str>) -> ExitCode {
     use asp_memory::building::{
         Affordance, BuildingMemory, EmbeddingJudge, Query, RetrievalParams, retrieve,
     };
@@ -347,11 +347,48 @@ pub fn memory_find(cfg: &LoadedConfig, query: &str) -> ExitCode {
             println!("      {} at {at}", o.description);
         }
     }
+    // the zones a named room is taken for
+    let scope = match room {
+        Some(room) => {
+            let named = match text.embed_text(room) {
+                Ok(v) => v,
+                Err(e) => return fail("text embedder", e),
+            };
+            let Some(scope) =
+                asp_memory::building::room_scope(h, room, &named, mem_cfg.room_margin)
+            else {
+                return fail(
+                    "building memory",
+                    format!("the memory has too few views to have rooms, so no {room}"),
+                );
+            };
+            println!(
+                "room {room:?}: zones {:?} (level 4), the best {:.3} like it: {}",
+                scope.zones, scope.score, scope.summary
+            );
+            let mut zones: Vec<(f32, usize)> = h.levels[0]
+                .iter()
+                .enumerate()
+                .map(|(i, z)| (asp_core::map::cosine_similarity(&named, &z.embedding), i))
+                .collect();
+            zones.sort_by(|a, b| b.0.total_cmp(&a.0));
+            for (score, i) in zones {
+                let z = &h.levels[0][i];
+                println!(
+                    "  zone {i}: {score:.3}, {} views about ({:.1}, {:.1}): {}",
+                    z.views, z.position[0], z.position[1], z.summary
+                );
+            }
+            Some(scope)
+        }
+        None => None,
+    };
     // what object_retrieval goes to look at when the live map lacks it
     let places = asp_memory::building::recall_request(
         h,
         query,
         &vector,
+        scope.as_ref(),
         mem_cfg.min_relevance,
         &[],
         mem_cfg.max_places,

@@ -7,8 +7,8 @@ use asp_core::models::TextEmbedder;
 use asp_memory::MemoryError;
 use asp_memory::building::{
     Affordance, AffordanceScore, BuildingMemory, ClusterParams, EmbeddingJudge, Hierarchy,
-    Instance, KeywordSummariser, Query, RetrievalParams, View, flat_retrieve, recall_places,
-    retrieve,
+    Instance, KeywordSummariser, Query, RetrievalParams, View, flat_retrieve, recall_in_room,
+    recall_places, retrieve, room_scope, zone_of,
 };
 use asp_perception::HashingTextEmbedder;
 
@@ -485,4 +485,58 @@ fn recall_asks_every_remembered_object_when_the_traversal_leads_elsewhere() {
     assert!(!places.is_empty());
     assert_eq!(places[0].description, "blue thermos");
     assert_eq!(rooms[places[0].view as usize], 3);
+}
+
+/// A room the request names ("the thermos in the living room") is the zones whose
+/// summaries are most like its name; a place belongs to the zone of the view that saw
+/// it from nearest, and recall keeps to the room's places.
+#[test]
+fn a_named_room_is_the_zones_most_like_it_and_recall_keeps_to_them() {
+    let (h, rooms, e) = build();
+    let zone_room = |z: u32| rooms[h.levels[0][z as usize].children[0] as usize];
+    for (name, room) in [("office", 3), ("kitchen", 0), ("bedroom", 2)] {
+        let scope = room_scope(&h, name, &e.embed_text(name).unwrap(), 0.05).unwrap();
+        assert!(!scope.zones.is_empty());
+        assert!(
+            scope.zones.iter().all(|&z| zone_room(z) == room),
+            "{name}: {scope:?}"
+        );
+        // every remembered object of the room is in it, none of another room's floor
+        for (v, view) in h.views.iter().enumerate() {
+            let at = view.instances[0].position.unwrap();
+            if rooms[v] == room {
+                assert!(scope.contains(&h, at), "{name}: view {v} at {at:?}");
+            } else if HOUSE[rooms[v]].floor == HOUSE[room].floor {
+                assert!(!scope.contains(&h, at), "{name}: view {v} at {at:?}");
+            }
+        }
+    }
+    // nowhere near a view: no zone
+    assert_eq!(zone_of(&h, [100.0, 100.0, 1.0]), None);
+
+    // "thermos" alone is most like the office's blue thermos; in the living room, the
+    // thermos poster is what there is
+    let params = RetrievalParams::default();
+    let mut store = Vec::new();
+    let q = query(&e, "thermos", None, &mut store);
+    let anywhere = recall_places(&h, &q, &params, 0.3, &[], 5);
+    assert!(
+        anywhere.iter().any(|p| p.description == "blue thermos"),
+        "{anywhere:?}"
+    );
+    let living = room_scope(
+        &h,
+        "living room",
+        &e.embed_text("living room").unwrap(),
+        0.05,
+    )
+    .unwrap();
+    let there = recall_in_room(&h, &q, &params, &living, 0.3, &[], 5);
+    assert!(!there.is_empty());
+    assert!(
+        there
+            .iter()
+            .all(|p| p.description == "thermos poster" && rooms[p.view as usize] == 1),
+        "{there:?}"
+    );
 }

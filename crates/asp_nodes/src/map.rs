@@ -159,7 +159,10 @@ pub fn serve_object_map(
             let (p, s) = (p.clone(), s.clone());
             async move {
                 let out = async {
-                    let r = p.retrieve(&req.query).await?;
+                    let r = match req.room.trim() {
+                        "" => p.retrieve(&req.query).await?,
+                        room => p.retrieve_in_room(&req.query, room).await?,
+                    };
                     let json = to_json(&r, "the retrieval")?;
                     Ok::<_, ServiceError>((r.keys, json))
                 }
@@ -418,15 +421,14 @@ impl ObjectMapClient {
         self.with_crops = with_crops;
         self
     }
-}
 
-#[async_trait]
-impl ObjectMapPort for ObjectMapClient {
-    async fn retrieve(&self, query: &str) -> Result<Retrieval, ServiceError> {
+    /// `object_retrieval` within `room` (empty: anywhere).
+    async fn retrieve_in(&self, query: &str, room: &str) -> Result<Retrieval, ServiceError> {
         let r = self
             .retrieve
             .call(RetrieveObjectsRequest {
                 query: query.to_owned(),
+                room: room.to_owned(),
             })
             .await
             .map_err(|e| transport_error(&e, names::RETRIEVE_SERVICE))?;
@@ -434,6 +436,17 @@ impl ObjectMapPort for ObjectMapClient {
             return Err(e);
         }
         from_json(&r.retrieval_json, "the retrieval")
+    }
+}
+
+#[async_trait]
+impl ObjectMapPort for ObjectMapClient {
+    async fn retrieve(&self, query: &str) -> Result<Retrieval, ServiceError> {
+        self.retrieve_in(query, "").await
+    }
+
+    async fn retrieve_in_room(&self, query: &str, room: &str) -> Result<Retrieval, ServiceError> {
+        self.retrieve_in(query, room).await
     }
 
     async fn spatial(&self, query: &SpatialQuery) -> Result<SpatialAnswer, ServiceError> {

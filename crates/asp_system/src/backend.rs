@@ -572,8 +572,17 @@ impl GraphBackend {
 
 #[async_trait]
 impl ToolBackend for GraphBackend {
-    async fn object_retrieval(&self, query: &str, ctx: &ToolContext) -> ToolResult<Vec<ObjectKey>> {
-        let retrieval = self.map.retrieve(query).await.map_err(tool_failure)?;
+    async fn object_retrieval(
+        &self,
+        query: &str,
+        room: Option<&str>,
+        ctx: &ToolContext,
+    ) -> ToolResult<Vec<ObjectKey>> {
+        let retrieval = match room {
+            Some(room) => self.map.retrieve_in_room(query, room).await,
+            None => self.map.retrieve(query).await,
+        }
+        .map_err(tool_failure)?;
         let keys = retrieval.keys.clone();
         self.journal.push(JournalEntry::Retrieval {
             call_index: ctx.call_index,

@@ -90,6 +90,28 @@ struct MapState {
     /// The building memory as last read, with its file's modification time (read again
     /// when the file changes: `asp memory build` adds a tour).
     building: Option<(std::time::SystemTime, Arc<asp_memory::building::Hierarchy>)>,
+    /// The room the request being served keeps to (`retrieve_in_room`): every retrieval
+    /// of that request, its looks, search and recall, passes over objects elsewhere.
+    room: Option<RoomFilter>,
+}
+
+/// A named room as the building memory tells it.
+#[derive(Debug, Clone)]
+struct RoomFilter {
+    scope: asp_memory::building::RoomScope,
+    memory: Arc<asp_memory::building::Hierarchy>,
+    /// The base stood in the room when the request came: looking round and searching
+    /// sideways here can find the object; elsewhere only the memory's places can.
+    robot_in_it: bool,
+}
+
+impl RoomFilter {
+    fn contains(&self, at: Point3) -> bool {
+        self.scope.contains(
+            &self.memory,
+            [f64::from(at.x), f64::from(at.y), f64::from(at.z)],
+        )
+    }
 }
 
 /// What an exploring build did: its stops, how far it drove, and the floor it saw.
@@ -440,6 +462,7 @@ impl MapService {
                 placed_at: None,
                 stale: Vec::new(),
                 building: None,
+                room: None,
             }),
         })
     }
@@ -825,7 +848,14 @@ impl MapService {
         st: &mut MapState,
         query: &str,
     ) -> Result<Retrieval, ServiceError> {
-        let eligible = not_passed_over(&st.withdrawn, query, self.max_shift());
+        let passed_over = not_passed_over(&st.withdrawn, query, self.max_shift());
+        let room = st.room.clone();
+        let eligible = |o: &Object| {
+            passed_over(o)
+                && room
+                    .as_ref()
+                    .is_none_or(|r| o.point_cloud.centroid().is_some_and(|c| r.contains(c)))
+        };
         self.retriever
             .retrieve_where(st.builder.map(), &mut st.registry, query, eligible)
             .await
@@ -1136,6 +1166,81 @@ impl MapService {
         Ok((!h.views.is_empty()).then_some(h))
     }
 
+    /// `object_retrieval` in the live map; when nothing matches, looks from the other
+    /// mapping poses, searches sideways (both only where the requested room, if any, is
+    /// where the base stands), then goes where the building memory saw it.
+    async fn retrieve_here_or_remembered(
+        &self,
+        st: &mut MapState,
+        query: &str,
+    ) -> Result<Retrieval, ServiceError> {
+        let mut retrieval = self.retrieve_in_map(st, query).await?;
+        let here = st.room.as_ref().is_none_or(|r| r.robot_in_it);
+        // nothing matched: look from the poses this map has not seen yet, then again
+        if retrieval.keys.is_empty() && here && self.look_around(st).await? {
+            info!(
+                query,
+                "nothing matched; looked around from the other mapping poses"
+            );
+            retrieval = self.retrieve_in_map(st, query).await?;
+        }
+        // still nothing: step sideways and look
+        if retrieval.keys.is_empty()
+            && here
+            && let Some(found) = self.search(st, query).await?
+        {
+            retrieval = found;
+        }
+        // still nothing: where the building memory saw it
+        if retrieval.keys.is_empty()
+            && let Some(found) = self.recall(st, query).await?
+        {
+            retrieval = found;
+        }
+        for k in &retrieval.keys {
+            st.queries
+                .entry(k.clone())
+                .or_insert_with(|| query.to_owned());
+        }
+        Ok(retrieval)
+    }
+
+    /// The zones of the building memory taken for `room`; `None` without a memory or
+    /// with `agent_node.building_memory.rooms` off.
+    fn room_filter(
+        &self,
+        st: &mut MapState,
+        room: &str,
+    ) -> Result<Option<RoomFilter>, ServiceError> {
+        if !self.cfg.config.agent_node.building_memory.rooms {
+            return Ok(None);
+        }
+        let Some(memory) = self.building_memory(st)? else {
+            return Ok(None);
+        };
+        let text = self
+            .models
+            .text_embedder
+            .embed_text(room)
+            .map_err(|e| ServiceError::new(FailureKind::Perception, e.to_string()))?;
+        let margin = self.cfg.config.agent_node.building_memory.room_margin;
+        let scope = asp_memory::building::room_scope(&memory, room, &text, margin).ok_or_else(
+            || {
+                ServiceError::new(
+                    FailureKind::Perception,
+                    format!(
+                        "cannot tell where the {room} is: the building memory has too few views to have rooms; ask without the room"
+                    ),
+                )
+            },
+        )?;
+        Ok(Some(RoomFilter {
+            scope,
+            memory,
+            robot_in_it: false,
+        }))
+    }
+
     /// Goes to where the building memory saw what `query` asks for and looks again
     /// (SPEC §3.2, re-detection on arrival): the best remembered places in turn, each
     /// from the pose its view was taken from, a sideways search there when the look
@@ -1163,6 +1268,7 @@ impl MapService {
             &memory,
             query,
             &text,
+            st.room.as_ref().map(|r| &r.scope),
             m.min_relevance,
             &st.stale,
             m.max_places,
@@ -1433,34 +1539,41 @@ impl ObjectMapPort for MapService {
         if !st.built {
             self.build(&mut st).await?;
         }
-        let st = &mut *st;
-        let mut retrieval = self.retrieve_in_map(st, query).await?;
-        // nothing matched: look from the poses this map has not seen yet, then again
-        if retrieval.keys.is_empty() && self.look_around(st).await? {
-            info!(
+        self.retrieve_here_or_remembered(&mut st, query).await
+    }
+
+    async fn retrieve_in_room(&self, query: &str, room: &str) -> Result<Retrieval, ServiceError> {
+        let mut st = self.state.lock().await;
+        if !st.built {
+            self.build(&mut st).await?;
+        }
+        let Some(filter) = self.room_filter(&mut st, room)? else {
+            warn!(
+                room,
                 query,
-                "nothing matched; looked around from the other mapping poses"
+                "rooms are off (agent_node.building_memory.rooms) or no building memory tells them apart: retrieving anywhere, the room unchecked"
             );
-            retrieval = self.retrieve_in_map(st, query).await?;
-        }
-        // still nothing: step sideways and look
-        if retrieval.keys.is_empty()
-            && let Some(found) = self.search(st, query).await?
-        {
-            retrieval = found;
-        }
-        // still nothing: where the building memory saw it
-        if retrieval.keys.is_empty()
-            && let Some(found) = self.recall(st, query).await?
-        {
-            retrieval = found;
-        }
-        for k in &retrieval.keys {
-            st.queries
-                .entry(k.clone())
-                .or_insert_with(|| query.to_owned());
-        }
-        Ok(retrieval)
+            return self.retrieve_here_or_remembered(&mut st, query).await;
+        };
+        let here = match self.base.base_pose().await {
+            Ok(p) => filter.contains(Point3::new(p.x, p.y, 0.0)),
+            Err(_) => false,
+        };
+        info!(
+            room,
+            taken_for = %filter.scope.summary,
+            zones = ?filter.scope.zones,
+            score = filter.scope.score,
+            robot_in_it = here,
+            "retrieval keeps to a room"
+        );
+        st.room = Some(RoomFilter {
+            robot_in_it: here,
+            ..filter
+        });
+        let out = self.retrieve_here_or_remembered(&mut st, query).await;
+        st.room = None;
+        out
     }
 
     async fn spatial(&self, query: &SpatialQuery) -> Result<SpatialAnswer, ServiceError> {

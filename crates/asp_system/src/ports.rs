@@ -131,6 +131,17 @@ pub struct RelocalizedObject {
 pub trait ObjectMapPort: Send + Sync {
     /// `object_retrieval` (SPEC §1.3); builds the map first if it was never built.
     async fn retrieve(&self, query: &str) -> Result<Retrieval, ServiceError>;
+    /// [`Self::retrieve`] among the objects in `room` ("the desk in the office"), as the
+    /// map tells rooms (the building memory's); a map that cannot tell rooms says so.
+    async fn retrieve_in_room(&self, query: &str, room: &str) -> Result<Retrieval, ServiceError> {
+        let _ = query;
+        Err(ServiceError::new(
+            FailureKind::InvalidArgument,
+            format!(
+                "this object map cannot tell rooms apart, so not the {room}; ask without the room"
+            ),
+        ))
+    }
     async fn spatial(&self, query: &SpatialQuery) -> Result<SpatialAnswer, ServiceError>;
     async fn object(&self, key: &ObjectKey) -> Result<MapObject, ServiceError>;
     /// Rebuilds the map from the robot's cameras (SPEC §1.7). `keep` (the held object)

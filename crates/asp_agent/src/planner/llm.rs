@@ -42,6 +42,9 @@ struct RawSubtask {
     part: Option<String>,
     location: Option<String>,
     location_part: Option<String>,
+    /// The rooms of the object and of the location, when the goal names them.
+    room: Option<String>,
+    location_room: Option<String>,
     preposition: Option<String>,
     action: Option<String>,
     /// Attributes ruled out ("not the red one").
@@ -84,6 +87,7 @@ pub fn validate(value: Value) -> Result<Vec<Subtask>, String> {
         let part = non_empty(r.part).or(split);
         let mut st = Subtask::new(verb, object).with_part(part);
         st.action = non_empty(r.action);
+        st.room = non_empty(r.room);
         st.excluded = r
             .excluded
             .unwrap_or_default()
@@ -96,6 +100,7 @@ pub fn validate(value: Value) -> Result<Vec<Subtask>, String> {
             let (location, lsplit) = split_part_pub(&location);
             st.location = Some(location);
             st.location_part = non_empty(r.location_part).or(lsplit);
+            st.location_room = non_empty(r.location_room);
             st.preposition = Some(match non_empty(r.preposition).as_deref() {
                 Some("in" | "into" | "inside") => Preposition::In,
                 Some("on" | "onto" | "on top of") | None => Preposition::On,

@@ -91,6 +91,13 @@ pub struct Subtask {
     /// Place only: the part of the location ("top drawer" of "desk").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location_part: Option<String>,
+    /// The room the object is in, when the goal names one ("the apple in the kitchen"):
+    /// retrieval keeps to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub room: Option<String>,
+    /// Place only: the room of the location ("the desk in the office").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location_room: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preposition: Option<Preposition>,
     /// The motion for `interact` when the verb alone does not say it: "press the bell
@@ -114,6 +121,8 @@ impl Subtask {
             part: None,
             location: None,
             location_part: None,
+            room: None,
+            location_room: None,
             preposition: None,
             action: None,
             excluded: Vec::new(),
@@ -162,6 +171,10 @@ impl fmt::Display for Subtask {
             }
             _ => write!(f, "{}", the(&self.object))?,
         }
+        // a place puts down the held object: where it was is the pick-up's to say
+        if let Some(room) = self.room.as_ref().filter(|_| self.verb != Verb::Place) {
+            write!(f, " in {}", the(room))?;
+        }
         if let Some(loc) = &self.location {
             let prep = match self.preposition {
                 Some(Preposition::In) => "in",
@@ -170,6 +183,9 @@ impl fmt::Display for Subtask {
             match &self.location_part {
                 Some(p) => write!(f, " {prep} {} of {}", the(p), the(loc))?,
                 None => write!(f, " {prep} {}", the(loc))?,
+            }
+            if let Some(room) = &self.location_room {
+                write!(f, " in {}", the(room))?;
             }
         }
         if !self.excluded.is_empty() {
@@ -294,7 +310,9 @@ pub fn add_implied_steps(subtasks: Vec<Subtask>) -> Vec<Subtask> {
                     && is_openable(&container)
                     && !opened.contains(&(container.clone(), None))
                 {
-                    out.push(Subtask::new(Verb::Open, container.clone()).implied());
+                    let mut open = Subtask::new(Verb::Open, container.clone()).implied();
+                    open.room.clone_from(&st.room);
+                    out.push(open);
                     opened.insert((container, None));
                 }
                 holding = Some((st.object.clone(), out.len()));
@@ -313,9 +331,10 @@ pub fn add_implied_steps(subtasks: Vec<Subtask>) -> Vec<Subtask> {
                     let key = (loc.clone(), st.location_part.clone());
                     if is_openable(target) && !opened.contains(&key) {
                         // opening needs an empty gripper: before the pick-up
-                        let open = Subtask::new(Verb::Open, loc.clone())
+                        let mut open = Subtask::new(Verb::Open, loc.clone())
                             .with_part(st.location_part.clone())
                             .implied();
+                        open.room.clone_from(&st.location_room);
                         out.insert(pick_up_at.unwrap_or(out.len()), open);
                         opened.insert(key);
                     }
@@ -323,6 +342,7 @@ pub fn add_implied_steps(subtasks: Vec<Subtask>) -> Vec<Subtask> {
                 if pick_up_at.is_none() {
                     let mut pick = Subtask::new(Verb::PickUp, st.object.clone()).implied();
                     pick.excluded.clone_from(&st.excluded);
+                    pick.room.clone_from(&st.room);
                     out.push(pick);
                 }
                 holding = None;

@@ -56,6 +56,16 @@ pub struct BuildingMemoryConfig {
     /// twice on the tour, or two alike). Default 3.
     #[garde(range(min = 1, max = 20))]
     pub max_places: usize,
+    /// A room a request names ("the desk in the office") is the memory's zones (its
+    /// level-4 clusters) whose summaries are most like the room's name: the best, and
+    /// the others within this much of its cosine. Default 0.05.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub room_margin: f32,
+    /// Keep retrieval to a room the request names, as the memory tells rooms. Off by
+    /// default: matching a room's name against the offline keyword summaries picks the
+    /// wrong zones (the building suite lost 6 of 20 runs with it on; see the README).
+    #[garde(skip)]
+    pub rooms: bool,
 }
 
 impl Default for BuildingMemoryConfig {
@@ -67,6 +77,8 @@ impl Default for BuildingMemoryConfig {
             recall: true,
             min_relevance: 0.5,
             max_places: 3,
+            room_margin: 0.05,
+            rooms: false,
         }
     }
 }

@@ -18,6 +18,7 @@
 
 mod cluster;
 mod retrieve;
+mod rooms;
 mod store;
 mod summarise;
 mod views;
@@ -28,8 +29,9 @@ use serde::{Deserialize, Serialize};
 pub use cluster::{ClusterParams, cluster};
 pub use retrieve::{
     EmbeddingJudge, InstanceJudge, Query, RememberedPlace, RetrievalParams, Retrieved,
-    flat_retrieve, recall_places, recall_request, retrieve,
+    flat_retrieve, recall_in_room, recall_places, recall_request, retrieve,
 };
+pub use rooms::{RoomScope, room_scope, zone_of};
 pub use store::{BUILDING_FORMAT, BuildingMemory};
 pub use summarise::{KeywordSummariser, Summariser};
 pub use views::view_from_frame;

@@ -14,7 +14,7 @@
 use asp_core::map::cosine_similarity;
 use serde::{Deserialize, Serialize};
 
-use super::{Affordance, Hierarchy, Instance};
+use super::{Affordance, Hierarchy, Instance, RoomScope};
 
 /// Retrieval settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -270,30 +270,29 @@ const SAME_PLACE_M: f64 = 0.5;
 
 /// [`recall_places`] for an object request as `object_retrieval` makes it: its text and
 /// that text's embedding (a request has no image: the visual query is the text's), no
-/// affordance, the default retrieval parameters. The object map's recall and `asp memory
+/// affordance, the default retrieval parameters, within `room` when one is named. The object map's recall and `asp memory
 /// find` both ask this, so what the command prints is what recall drives to.
 pub fn recall_request(
     memory: &Hierarchy,
     instruction: &str,
     text: &[f32],
+    room: Option<&RoomScope>,
     min_relevance: f32,
     exclude: &[[f64; 3]],
     max: usize,
 ) -> Vec<RememberedPlace> {
-    recall_places(
-        memory,
-        &Query {
-            instruction,
-            text,
-            visual: text,
-            affordance: None,
-            heights: None,
-        },
-        &RetrievalParams::default(),
-        min_relevance,
-        exclude,
-        max,
-    )
+    let query = Query {
+        instruction,
+        text,
+        visual: text,
+        affordance: None,
+        heights: None,
+    };
+    let params = RetrievalParams::default();
+    match room {
+        Some(room) => recall_in_room(memory, &query, &params, room, min_relevance, exclude, max),
+        None => recall_places(memory, &query, &params, min_relevance, exclude, max),
+    }
 }
 
 /// The places the memory saw what `query` asks for (an object that may have gone out of
@@ -309,6 +308,38 @@ pub fn recall_places(
     exclude: &[[f64; 3]],
     max: usize,
 ) -> Vec<RememberedPlace> {
+    recall_where(memory, query, params, min_relevance, exclude, max, &|_| {
+        true
+    })
+}
+
+/// [`recall_places`] among the places in `room` ("the desk in the office"): the
+/// traversal's views first, then every remembered object when none of theirs lies in
+/// the room.
+pub fn recall_in_room(
+    memory: &Hierarchy,
+    query: &Query<'_>,
+    params: &RetrievalParams,
+    room: &RoomScope,
+    min_relevance: f32,
+    exclude: &[[f64; 3]],
+    max: usize,
+) -> Vec<RememberedPlace> {
+    recall_where(memory, query, params, min_relevance, exclude, max, &|at| {
+        room.contains(memory, at)
+    })
+}
+
+/// The places `admit` lets through, as [`recall_places`] finds them.
+fn recall_where(
+    memory: &Hierarchy,
+    query: &Query<'_>,
+    params: &RetrievalParams,
+    min_relevance: f32,
+    exclude: &[[f64; 3]],
+    max: usize,
+    admit: &dyn Fn([f64; 3]) -> bool,
+) -> Vec<RememberedPlace> {
     let near = |a: &[f64; 3], b: &[f64; 3]| {
         ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
             < SAME_PLACE_M
@@ -321,7 +352,10 @@ pub fn recall_places(
                 continue;
             };
             let relevance = cosine_similarity(query.text, &inst.embedding);
-            if relevance < min_relevance || exclude.iter().any(|e| near(e, &position)) {
+            if relevance < min_relevance
+                || exclude.iter().any(|e| near(e, &position))
+                || !admit(position)
+            {
                 continue;
             }
             let viewpoint = ([v.position[0], v.position[1]], v.yaw);

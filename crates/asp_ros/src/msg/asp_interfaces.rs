@@ -138,6 +138,8 @@ crate::ros_message! {
 
     pub struct RetrieveObjectsRequest in asp_interfaces / srv as "RetrieveObjects_Request" {
         pub query: String,
+        /// Only objects in this room; empty: anywhere.
+        pub room: String,
     }
 
     pub struct RetrieveObjectsResponse in asp_interfaces / srv as "RetrieveObjects_Response" {

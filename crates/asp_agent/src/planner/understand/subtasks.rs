@@ -147,10 +147,20 @@ fn subtask(s: &StepSpec, other: bool, notes: &mut Vec<String>) -> Result<Vec<Sub
                 location,
             );
             st.location_part.clone_from(&s.location_part);
+            st.location_room = s.location.as_ref().and_then(|l| l.room.clone());
             st
         }
         v => Subtask::new(v, object).with_part(s.part.clone()),
     };
+    // retrieval keeps to a named room (the building memory's); "the shampoo in the
+    // cabinet in the bathroom" is in the bathroom too
+    st.room = s.object.room.clone().or_else(|| {
+        s.object
+            .relation
+            .as_ref()
+            .filter(|r| matches!(r.kind, RelationKind::In | RelationKind::On))
+            .and_then(|r| r.anchor.as_ref()?.room.clone())
+    });
     // what the object must not be is checked by the drive; a location's is not yet
     st.excluded.clone_from(&s.object.excluded);
     if let Some(l) = s.location.as_ref().filter(|l| !l.excluded.is_empty()) {
@@ -262,6 +272,14 @@ fn phrase(o: &ObjectRef, other: bool, notes: &mut Vec<String>) -> String {
         }
     }
     if let Some(r) = &o.relation {
+        if let Some((room, a)) = r.anchor.as_ref().and_then(|a| Some((a.room.as_ref()?, a)))
+            && !matches!(r.kind, RelationKind::In | RelationKind::On)
+        {
+            notes.push(format!(
+                "the room ({room}) of the {} is not used: retrieval keeps to the object's own room, or that of what it is in or on",
+                a.name
+            ));
+        }
         let anchor = r.anchor.as_ref().map(|a| phrase(a, false, notes));
         match (r.kind, anchor) {
             (RelationKind::Nearest, None) => lead = lead.or(Some("closest")),
@@ -284,12 +302,6 @@ fn phrase(o: &ObjectRef, other: bool, notes: &mut Vec<String>) -> String {
             }
             (kind, None) => notes.push(format!("{kind:?} without an anchor is not used")),
         }
-    }
-    if let Some(room) = &o.room {
-        notes.push(format!(
-            "the room ({room}) of the {} is not used yet: the map has no rooms",
-            o.name
-        ));
     }
     if let Some(l) = lead {
         words.push(l.to_owned());
