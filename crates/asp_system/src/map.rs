@@ -1205,6 +1205,14 @@ impl MapService {
         Ok(retrieval)
     }
 
+    /// The text embedder's vector of `text` (a request, a room's name).
+    fn embed_text(&self, text: &str) -> Result<Vec<f32>, ServiceError> {
+        self.models
+            .text_embedder
+            .embed_text(text)
+            .map_err(|e| ServiceError::new(FailureKind::Perception, e.to_string()))
+    }
+
     /// The zones of the building memory taken for `room`; `None` without a memory or
     /// with `agent_node.building_memory.rooms` off.
     fn room_filter(
@@ -1218,11 +1226,7 @@ impl MapService {
         let Some(memory) = self.building_memory(st)? else {
             return Ok(None);
         };
-        let text = self
-            .models
-            .text_embedder
-            .embed_text(room)
-            .map_err(|e| ServiceError::new(FailureKind::Perception, e.to_string()))?;
+        let text = self.embed_text(room)?;
         let margin = self.cfg.config.agent_node.building_memory.room_margin;
         let scope = asp_memory::building::room_scope(&memory, room, &text, margin).ok_or_else(
             || {
@@ -1259,11 +1263,7 @@ impl MapService {
         let Some(memory) = self.building_memory(st)? else {
             return Ok(None);
         };
-        let text = self
-            .models
-            .text_embedder
-            .embed_text(query)
-            .map_err(|e| ServiceError::new(FailureKind::Perception, e.to_string()))?;
+        let text = self.embed_text(query)?;
         let places = recall_request(
             &memory,
             query,
@@ -1539,6 +1539,8 @@ impl ObjectMapPort for MapService {
         if !st.built {
             self.build(&mut st).await?;
         }
+        // a room request dropped half-way (cancelled) leaves no room behind
+        st.room = None;
         self.retrieve_here_or_remembered(&mut st, query).await
     }
 
