@@ -270,8 +270,9 @@ const SAME_PLACE_M: f64 = 0.5;
 
 /// [`recall_places`] for an object request as `object_retrieval` makes it: its text and
 /// that text's embedding (a request has no image: the visual query is the text's), no
-/// affordance, the default retrieval parameters, within `room` when one is named. The object map's recall and `asp memory
-/// find` both ask this, so what the command prints is what recall drives to.
+/// affordance, the default retrieval parameters, within `room` when one is named. The
+/// object map's recall and `asp memory find` both ask this, so what the command prints
+/// is what recall drives to.
 pub fn recall_request(
     memory: &Hierarchy,
     instruction: &str,
