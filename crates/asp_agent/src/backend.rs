@@ -101,6 +101,16 @@ impl ToolFailure {
 /// Result of a backend call.
 pub type ToolResult<T> = Result<T, ToolFailure>;
 
+/// What `object_retrieval` found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Found {
+    /// Keys of the confirmed objects, best first (possibly none).
+    pub keys: Vec<ObjectKey>,
+    /// For a request that named a room: whether the room was kept to and as what, or
+    /// why not ("the office was not checked: ..."), for the agent to read.
+    pub room: Option<String>,
+}
+
 /// The robot side of the agent's tools (SPEC §1.3). Every method gets keys that are in
 /// the inventory and requests that passed the agent's guards; it must still enforce the
 /// safety limits of the nodes it drives (allowed skills, workspace) itself.
@@ -110,13 +120,14 @@ pub trait ToolBackend: Send + Sync {
     /// confirmed objects, best first (possibly none). A backend makes keys with
     /// [`ObjectKey::from_query`] and keeps them stable for the same object while the map
     /// lives; it must keep the key of the held object valid across [`Self::remap`].
-    /// With `room`, only objects in that room count ("the desk in the office").
+    /// With `room`, only objects in that room count ("the desk in the office"), and
+    /// [`Found::room`] says whether the room could be kept to.
     async fn object_retrieval(
         &self,
         query: &str,
         room: Option<&str>,
         ctx: &ToolContext,
-    ) -> ToolResult<Vec<ObjectKey>>;
+    ) -> ToolResult<Found>;
 
     /// Distance from the robot (the arm base on a tabletop, the base on a mobile robot)
     /// to the object's centroid, metres.

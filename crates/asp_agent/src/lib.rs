@@ -35,7 +35,9 @@ use asp_llm::{LlmClient, LlmError};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info, info_span, warn};
 
-pub use backend::{ActionReport, ToolBackend, ToolContext, ToolFailure, ToolResult, Verdict};
+pub use backend::{
+    ActionReport, Found, ToolBackend, ToolContext, ToolFailure, ToolResult, Verdict,
+};
 pub use events::{
     AgentEvent, AgentKind, EventSink, GoalError, GoalErrorCode, GoalReport, GoalStatus, Guard,
     NullSink, Recorder, RemapPhase, Remedy, StateSink, args_text,

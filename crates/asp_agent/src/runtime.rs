@@ -416,22 +416,28 @@ impl<'a> GoalRuntime<'a> {
                     None => format!("{query:?}"),
                 };
                 self.last_retrieval.clear();
-                self.nothing_matched = matches!(&r, Ok(keys) if keys.is_empty());
+                self.nothing_matched = matches!(&r, Ok(found) if found.keys.is_empty());
                 let out = match r {
-                    Ok(keys) if keys.is_empty() => ToolOutput::fail(
+                    Ok(found) if found.keys.is_empty() => ToolOutput::fail(
                         self.state.clone(),
                         Failure::new(FailureKind::Perception),
                         format!(
-                            "no object matching {asked} was found; describe it differently (its category, colour or material), or it may be out of view"
+                            "no object matching {asked} was found; describe it differently (its category, colour or material), or it may be out of view.{}",
+                            room_said(&found)
                         ),
                     ),
-                    Ok(keys) => {
+                    Ok(found) => {
+                        let keys = found.keys.clone();
                         let names: Vec<&str> = keys.iter().map(ObjectKey::as_str).collect();
-                        let msg = format!(
+                        let mut msg = format!(
                             "found {} object(s) for {asked}: {}",
                             keys.len(),
                             names.join(", ")
                         );
+                        if found.room.is_some() {
+                            msg.push('.');
+                            msg.push_str(&room_said(&found));
+                        }
                         for k in &keys {
                             self.state.add(k.clone());
                         }
@@ -630,4 +636,20 @@ fn end_sentence(message: &mut String) {
     if !message.is_empty() && !message.ends_with(['.', '!', '?']) {
         message.push('.');
     }
+}
+
+/// What a retrieval says of the room it was asked in, as a sentence of its own (" Kept
+/// to the office: …."); nothing without a room.
+fn room_said(found: &crate::Found) -> String {
+    let Some(note) = found.room.as_deref() else {
+        return String::new();
+    };
+    let mut chars = note.chars();
+    let mut out = String::from(" ");
+    if let Some(first) = chars.next() {
+        out.extend(first.to_uppercase());
+        out.push_str(chars.as_str());
+    }
+    end_sentence(&mut out);
+    out
 }

@@ -414,7 +414,7 @@ impl ToolBackend for TableWorld {
         query: &str,
         room: Option<&str>,
         _: &ToolContext,
-    ) -> ToolResult<Vec<ObjectKey>> {
+    ) -> ToolResult<crate::Found> {
         let call = match room {
             Some(room) => format!("object_retrieval({query}, room {room})"),
             None => format!("object_retrieval({query})"),
@@ -459,7 +459,10 @@ impl ToolBackend for TableWorld {
             inner.keys.insert(i, key.clone());
             out.push(key);
         }
-        Ok(out)
+        Ok(crate::Found {
+            keys: out,
+            room: room.map(|r| format!("the {r} was not checked: the table has no rooms")),
+        })
     }
 
     async fn distance_to(&self, obj: &ObjectKey, _: &ToolContext) -> ToolResult<f64> {

@@ -700,6 +700,18 @@ async fn named_rooms_go_with_their_objects_retrieval() {
         calls.contains(&"object_retrieval(plate, room dining room)".to_owned()),
         "{calls:?}"
     );
+    // the agent is told the table could not keep to the rooms
+    let said: Vec<String> = report
+        .tool_trace()
+        .iter()
+        .filter(|(t, _, _)| *t == "object_retrieval")
+        .map(|(_, _, o)| o.feedback_msg.clone())
+        .collect();
+    assert!(
+        said.iter()
+            .any(|m| m.ends_with(". The kitchen was not checked: the table has no rooms.")),
+        "{said:?}"
+    );
     let plan = report.plan.unwrap();
     let steps: Vec<String> = plan.subtasks.iter().map(ToString::to_string).collect();
     assert_eq!(

@@ -350,28 +350,45 @@ pub fn memory_find(cfg: &LoadedConfig, query: &str, room: Option<&str>) -> ExitC
     // the zones a named room is taken for
     let scope = match room {
         Some(room) => {
-            let named = match text.embed_text(room) {
+            let embed = |t: &str| text.embed_text(t);
+            let named = match embed(room) {
                 Ok(v) => v,
                 Err(e) => return fail("text embedder", e),
             };
-            let Some(scope) =
-                asp_memory::building::room_scope(h, room, &named, mem_cfg.room_margin)
-            else {
+            let kinds = match mem_cfg
+                .room_kinds
+                .iter()
+                .map(|k| embed(k))
+                .collect::<Result<Vec<_>, _>>()
+            {
+                Ok(k) => k,
+                Err(e) => return fail("text embedder", e),
+            };
+            let names = asp_memory::building::RoomNames {
+                room,
+                text: &named,
+                kinds: &kinds,
+            };
+            let params = asp_memory::building::RoomParams {
+                margin: mem_cfg.room_margin,
+                temperature: mem_cfg.room_temperature,
+            };
+            let Some(scope) = asp_memory::building::room_scope(h, &names, &params) else {
                 return fail(
                     "building memory",
-                    format!("the memory has too few views to have rooms, so no {room}"),
+                    format!("the memory saw no objects to tell its rooms by, so no {room}"),
                 );
             };
             println!(
-                "room {room:?}: zones {:?} (level 4), the best {:.3} like it: {}",
-                scope.zones, scope.score, scope.summary
+                "room {room:?}: zones {:?} (level 4), the best {:.3}, taken for its {}",
+                scope.zones,
+                scope.score,
+                scope.evidence.join(", ")
             );
-            let mut zones: Vec<(f32, usize)> = h.levels[0]
-                .iter()
-                .enumerate()
-                .map(|(i, z)| (asp_core::map::cosine_similarity(&named, &z.embedding), i))
-                .collect();
-            zones.sort_by(|a, b| b.0.total_cmp(&a.0));
+            let scores = asp_memory::building::room_scores(h, &names, &params);
+            let mut zones: Vec<(f32, usize)> =
+                scores.iter().enumerate().map(|(i, &s)| (s, i)).collect();
+            zones.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
             for (score, i) in zones {
                 let z = &h.levels[0][i];
                 println!(

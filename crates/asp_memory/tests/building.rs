@@ -7,8 +7,8 @@ use asp_core::models::TextEmbedder;
 use asp_memory::MemoryError;
 use asp_memory::building::{
     Affordance, AffordanceScore, BuildingMemory, ClusterParams, EmbeddingJudge, Hierarchy,
-    Instance, KeywordSummariser, Query, RetrievalParams, View, flat_retrieve, recall_in_room,
-    recall_places, retrieve, room_scope, zone_of,
+    Instance, KeywordSummariser, Query, RetrievalParams, RoomNames, RoomParams, RoomScope, View,
+    flat_retrieve, recall_in_room, recall_places, retrieve, room_scope, zone_of,
 };
 use asp_perception::HashingTextEmbedder;
 
@@ -487,20 +487,62 @@ fn recall_asks_every_remembered_object_when_the_traversal_leads_elsewhere() {
     assert_eq!(rooms[places[0].view as usize], 3);
 }
 
+/// Kinds of room a named room is told apart from, as the config's default.
+const ROOM_KINDS: &[&str] = &[
+    "kitchen",
+    "office",
+    "living room",
+    "bedroom",
+    "bathroom",
+    "dining room",
+    "library",
+    "laundry room",
+    "storage room",
+    "garage",
+    "hallway",
+    "corridor",
+];
+
+/// The zones `room` is taken for in `h`.
+fn scope_of(h: &Hierarchy, e: &HashingTextEmbedder, room: &str) -> Option<RoomScope> {
+    let kinds: Vec<Vec<f32>> = ROOM_KINDS
+        .iter()
+        .map(|k| e.embed_text(k).unwrap())
+        .collect();
+    let text = e.embed_text(room).unwrap();
+    let names = RoomNames {
+        room,
+        text: &text,
+        kinds: &kinds,
+    };
+    room_scope(h, &names, &RoomParams::default())
+}
+
 /// A room the request names ("the thermos in the living room") is the zones whose
-/// summaries are most like its name; a place belongs to the zone of the view that saw
-/// it from nearest, and recall keeps to the room's places.
+/// objects most suggest it, with the zones that saw the same objects; a place belongs
+/// to the zone of the view that saw it from nearest, and recall keeps to the room's
+/// places.
 #[test]
-fn a_named_room_is_the_zones_most_like_it_and_recall_keeps_to_them() {
+fn a_named_room_is_the_zones_whose_objects_suggest_it_and_recall_keeps_to_them() {
     let (h, rooms, e) = build();
     let zone_room = |z: u32| rooms[h.levels[0][z as usize].children[0] as usize];
     for (name, room) in [("office", 3), ("kitchen", 0), ("bedroom", 2)] {
-        let scope = room_scope(&h, name, &e.embed_text(name).unwrap(), 0.05).unwrap();
+        let scope = scope_of(&h, &e, name).unwrap();
         assert!(!scope.zones.is_empty());
         assert!(
             scope.zones.iter().all(|&z| zone_room(z) == room),
             "{name}: {scope:?}"
         );
+        assert!(!scope.evidence.is_empty(), "{name}: {scope:?}");
+        // every zone of the room is in it: it saw the same objects as the best
+        for (z, _) in h.levels[0].iter().enumerate() {
+            assert_eq!(
+                scope.zones.contains(&(z as u32)),
+                zone_room(z as u32) == room,
+                "{name}: zone {z} of room {}",
+                zone_room(z as u32)
+            );
+        }
         // every remembered object of the room is in it, none of another room's floor
         for (v, view) in h.views.iter().enumerate() {
             let at = view.instances[0].position.unwrap();
@@ -514,8 +556,8 @@ fn a_named_room_is_the_zones_most_like_it_and_recall_keeps_to_them() {
     // nowhere near a view: no zone
     assert_eq!(zone_of(&h, [100.0, 100.0, 1.0]), None);
 
-    // "thermos" alone is most like the office's blue thermos; in the living room, the
-    // thermos poster is what there is
+    // "thermos" alone is most like the office's blue thermos; in the tv room (the
+    // living room, whose tv remote says so), the thermos poster is what there is
     let params = RetrievalParams::default();
     let mut store = Vec::new();
     let q = query(&e, "thermos", None, &mut store);
@@ -524,13 +566,7 @@ fn a_named_room_is_the_zones_most_like_it_and_recall_keeps_to_them() {
         anywhere.iter().any(|p| p.description == "blue thermos"),
         "{anywhere:?}"
     );
-    let living = room_scope(
-        &h,
-        "living room",
-        &e.embed_text("living room").unwrap(),
-        0.05,
-    )
-    .unwrap();
+    let living = scope_of(&h, &e, "tv room").unwrap();
     let there = recall_in_room(&h, &q, &params, &living, 0.3, &[], 5);
     assert!(!there.is_empty());
     assert!(

@@ -71,6 +71,7 @@ impl ObjectMapPort for OneMug {
                 vec![]
             },
             candidates: vec![],
+            room: None,
         })
     }
     async fn spatial(&self, _: &SpatialQuery) -> Result<SpatialAnswer, ServiceError> {

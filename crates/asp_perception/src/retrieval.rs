@@ -155,6 +155,11 @@ pub struct Retrieval {
     pub keys: Vec<ObjectKey>,
     /// Every top-k candidate and the VLM's answer about it.
     pub candidates: Vec<Candidate>,
+    /// For a request that named a room: whether the room was kept to, and as what
+    /// ("kept to the office: where the building memory saw a stapler, a wooden desk"),
+    /// or why not. The agent reads it with the keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub room: Option<String>,
 }
 
 /// Runs `object_retrieval` over a map.
@@ -288,6 +293,7 @@ impl ObjectRetriever {
             query: query.to_owned(),
             keys,
             candidates,
+            room: None,
         })
     }
 

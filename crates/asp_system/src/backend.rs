@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use asp_affordance::{AffordanceReport, DetectedAffordance};
-use asp_agent::{ActionReport, ToolBackend, ToolContext, ToolFailure, ToolResult, Verdict};
+use asp_agent::{ActionReport, Found, ToolBackend, ToolContext, ToolFailure, ToolResult, Verdict};
 use asp_core::{FailureKind, ObjectKey, Skill};
 use asp_perception::Retrieval;
 use asp_skills::{HeldObject, SkillReport, SkillRequest};
@@ -577,18 +577,21 @@ impl ToolBackend for GraphBackend {
         query: &str,
         room: Option<&str>,
         ctx: &ToolContext,
-    ) -> ToolResult<Vec<ObjectKey>> {
+    ) -> ToolResult<Found> {
         let retrieval = match room {
             Some(room) => self.map.retrieve_in_room(query, room).await,
             None => self.map.retrieve(query).await,
         }
         .map_err(tool_failure)?;
-        let keys = retrieval.keys.clone();
+        let found = Found {
+            keys: retrieval.keys.clone(),
+            room: retrieval.room.clone(),
+        };
         self.journal.push(JournalEntry::Retrieval {
             call_index: ctx.call_index,
             retrieval,
         });
-        Ok(keys)
+        Ok(found)
     }
 
     async fn distance_to(&self, obj: &ObjectKey, _: &ToolContext) -> ToolResult<f64> {

@@ -93,6 +93,8 @@ struct MapState {
     /// The room the request being served keeps to (`retrieve_in_room`): every retrieval
     /// of that request, its looks, search and recall, passes over objects elsewhere.
     room: Option<RoomFilter>,
+    /// `agent_node.building_memory.room_kinds` embedded, once a room was named.
+    room_kinds: Vec<Vec<f32>>,
 }
 
 /// A named room as the building memory tells it.
@@ -463,6 +465,7 @@ impl MapService {
                 stale: Vec::new(),
                 building: None,
                 room: None,
+                room_kinds: Vec::new(),
             }),
         })
     }
@@ -1226,18 +1229,32 @@ impl MapService {
         let Some(memory) = self.building_memory(st)? else {
             return Ok(None);
         };
+        let m = &self.cfg.config.agent_node.building_memory;
+        if st.room_kinds.is_empty() {
+            st.room_kinds = m
+                .room_kinds
+                .iter()
+                .map(|k| self.embed_text(k))
+                .collect::<Result<_, _>>()?;
+        }
         let text = self.embed_text(room)?;
-        let margin = self.cfg.config.agent_node.building_memory.room_margin;
-        let scope = asp_memory::building::room_scope(&memory, room, &text, margin).ok_or_else(
-            || {
-                ServiceError::new(
-                    FailureKind::Perception,
-                    format!(
-                        "cannot tell where the {room} is: the building memory has too few views to have rooms; ask without the room"
-                    ),
-                )
-            },
-        )?;
+        let names = asp_memory::building::RoomNames {
+            room,
+            text: &text,
+            kinds: &st.room_kinds,
+        };
+        let params = asp_memory::building::RoomParams {
+            margin: m.room_margin,
+            temperature: m.room_temperature,
+        };
+        let scope = asp_memory::building::room_scope(&memory, &names, &params).ok_or_else(|| {
+            ServiceError::new(
+                FailureKind::Perception,
+                format!(
+                    "cannot tell where the {room} is: the building memory saw no objects to tell its rooms by; ask without the room"
+                ),
+            )
+        })?;
         Ok(Some(RoomFilter {
             scope,
             memory,
@@ -1550,12 +1567,20 @@ impl ObjectMapPort for MapService {
             self.build(&mut st).await?;
         }
         let Some(filter) = self.room_filter(&mut st, room)? else {
+            let why = if self.cfg.config.agent_node.building_memory.rooms {
+                "there is no building memory to tell rooms by"
+            } else {
+                "rooms are off (agent_node.building_memory.rooms)"
+            };
             warn!(
                 room,
-                query,
-                "rooms are off (agent_node.building_memory.rooms) or no building memory tells them apart: retrieving anywhere, the room unchecked"
+                query, "{why}: retrieving anywhere, the room unchecked"
             );
-            return self.retrieve_here_or_remembered(&mut st, query).await;
+            let mut out = self.retrieve_here_or_remembered(&mut st, query).await?;
+            out.room = Some(format!(
+                "the {room} was not checked, {why}: what was found may be anywhere"
+            ));
+            return Ok(out);
         };
         let here = match self.base.base_pose().await {
             Ok(p) => filter.contains(Point3::new(p.x, p.y, 0.0)),
@@ -1563,7 +1588,7 @@ impl ObjectMapPort for MapService {
         };
         info!(
             room,
-            taken_for = %filter.scope.summary,
+            taken_for = ?filter.scope.evidence,
             zones = ?filter.scope.zones,
             score = filter.scope.score,
             robot_in_it = here,
@@ -1574,8 +1599,18 @@ impl ObjectMapPort for MapService {
             ..filter
         });
         let out = self.retrieve_here_or_remembered(&mut st, query).await;
-        st.room = None;
-        out
+        let taken_for = st
+            .room
+            .take()
+            .map(|f| f.scope.evidence.join(", "))
+            .unwrap_or_default();
+        let mut out = out?;
+        out.room = Some(if taken_for.is_empty() {
+            format!("kept to the {room} as the building memory tells it")
+        } else {
+            format!("kept to the {room}: where the building memory saw {taken_for}")
+        });
+        Ok(out)
     }
 
     async fn spatial(&self, query: &SpatialQuery) -> Result<SpatialAnswer, ServiceError> {

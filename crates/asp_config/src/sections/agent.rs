@@ -57,13 +57,23 @@ pub struct BuildingMemoryConfig {
     #[garde(range(min = 1, max = 20))]
     pub max_places: usize,
     /// A room a request names ("the desk in the office") is the memory's zones (its
-    /// level-4 clusters) whose summaries are most like the room's name: the best, and
-    /// the others within this much of its cosine. Default 0.05.
+    /// level-4 clusters) whose objects most suggest it: the best, the others within
+    /// this fraction of its score, and those that saw the same objects. Default 0.1.
     #[garde(range(min = 0.0, max = 1.0))]
     pub room_margin: f32,
-    /// Keep retrieval to a room the request names, as the memory tells rooms. Off by
-    /// default: matching a room's name against the offline keyword summaries picks the
-    /// wrong zones (the building suite lost 6 of 20 runs with it on; see the README).
+    /// Softmax temperature of an object's belief among room kinds (over text
+    /// cosines; lower is more decided). Default 0.02.
+    #[garde(range(min = 0.001, max = 1.0))]
+    pub room_temperature: f32,
+    /// Kinds of room a named room is told apart from: an object counts for the named
+    /// room as far as it is more like it than like these (a background, not a list of
+    /// the rooms a goal may name). Default: kitchen, office, living room, bedroom,
+    /// bathroom, dining room, library, laundry room, storage room, garage, hallway,
+    /// corridor.
+    #[garde(length(min = 1), inner(length(min = 1)))]
+    pub room_kinds: Vec<String>,
+    /// Keep retrieval to a room the request names, as the memory tells rooms (no
+    /// memory: the room is not checked, and the agent is told so). Default true.
     #[garde(skip)]
     pub rooms: bool,
 }
@@ -77,8 +87,25 @@ impl Default for BuildingMemoryConfig {
             recall: true,
             min_relevance: 0.5,
             max_places: 3,
-            room_margin: 0.05,
-            rooms: false,
+            room_margin: 0.1,
+            room_temperature: 0.02,
+            room_kinds: [
+                "kitchen",
+                "office",
+                "living room",
+                "bedroom",
+                "bathroom",
+                "dining room",
+                "library",
+                "laundry room",
+                "storage room",
+                "garage",
+                "hallway",
+                "corridor",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rooms: true,
         }
     }
 }
