@@ -9,12 +9,14 @@
 //! - [`hashing`]: a lexical text embedder that needs no model file.
 //! - [`builder`]: segment → crop → embed → back-project → merge, incrementally.
 //! - [`retrieval`]: `object_retrieval` and the key registry.
+//! - [`completion`]: a closer look's partial view of an object completed by the map's.
 //! - [`spatial`]: distance_to, distance_between, left_of, right_of, size_of.
 //! - [`replay`]: mapping from a rosbag2 MCAP recording.
 //! - [`factory`]: the configured backends.
 //! - [`eval`]: precision/recall of a map against simulator ground truth.
 
 pub mod builder;
+pub mod completion;
 mod error;
 pub mod eval;
 pub mod factory;

@@ -16,6 +16,7 @@ use asp_core::{
     FailureKind, FrameId, Object, ObjectId, ObjectKey, ObjectMap, Point3, PointCloud, Pose2D, Real,
     RgbdFrame, Transform,
 };
+use asp_perception::completion::complete_partial_view;
 use asp_perception::{MapBuilder, ObjectRegistry, ObjectRetriever, PerceptionModels, Retrieval};
 use async_trait::async_trait;
 use tokio::sync::Mutex;
@@ -945,6 +946,17 @@ impl MapService {
         )
     }
 
+    /// How near points must lie to belong to one piece of an object: the segment
+    /// filter's `cluster_radius` (two voxels when that filter is off).
+    fn link_radius(&self) -> Real {
+        let om = &self.cfg.config.object_map_node;
+        if om.filter.cluster_radius > 0.0 {
+            om.filter.cluster_radius
+        } else {
+            2.0 * om.merge.voxel_size
+        }
+    }
+
     fn max_shift(&self) -> Real {
         self.cfg
             .config
@@ -1825,6 +1837,22 @@ impl ObjectMapPort for MapService {
             if let Some((i, shift)) = associate(previous.centroid(), &twins, max_shift, &centroids)
             {
                 let (object, _, score) = seen[i];
+                // the view is right about what it shows; what it cannot show (a tall
+                // object's top above the image, its far side) the map's views had
+                let completed = complete_partial_view(
+                    &object.point_cloud,
+                    &previous,
+                    &frame,
+                    IN_VIEW_WITHIN_M,
+                    OCCLUSION_MARGIN_M,
+                    self.link_radius(),
+                    max_shift,
+                );
+                if completed.carried > 0 {
+                    tracing::debug!(object = %key, carried = completed.carried, "the closer look completed by the map's view");
+                }
+                let mut object = object.clone();
+                object.point_cloud = completed.cloud;
                 let relocalized = RelocalizedObject {
                     key: key.clone(),
                     cloud: object.point_cloud.clone(),
@@ -1834,7 +1862,7 @@ impl ObjectMapPort for MapService {
                 };
                 let mut st = self.state.lock().await;
                 st.said_not_it.remove(key);
-                st.pinned.insert(key.clone(), object.clone());
+                st.pinned.insert(key.clone(), object);
                 return Ok(Some(relocalized));
             }
             // not found: does this view show an object where the map had it, and what
