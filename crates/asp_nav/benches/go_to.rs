@@ -62,6 +62,7 @@ fn main() {
                 robot,
                 sweep: None,
                 carried: None,
+                pick: false,
             };
             let mut times = Vec::with_capacity(REPS);
             let mut last = None;

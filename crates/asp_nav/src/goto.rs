@@ -6,7 +6,7 @@ use asp_config::GoToConfig;
 use asp_core::grid::OccupancyGrid;
 use asp_core::robot::{BaseNavigation, CancellationToken, NavOutcome, TerminalStatus};
 use asp_core::{
-    Affordance, Failure, FailureKind, ObjectKey, PointCloud, State, ToolOutput, ToolValue,
+    Affordance, Failure, FailureKind, ObjectKey, PointCloud, Skill, State, ToolOutput, ToolValue,
 };
 use asp_skills::EStopListener;
 use tracing::{Instrument, info, info_span, warn};
@@ -199,6 +199,11 @@ impl GoTo {
                 radius,
                 around: req.surroundings.as_ref().map_or(&[], |c| c.points()),
             }),
+            // a grasp, or no part found (the object is then grasped whole)
+            pick: req
+                .affordance
+                .as_ref()
+                .is_none_or(|a| matches!(a.skill, Skill::Grasp | Skill::GraspPart)),
         };
         Ok(self.selector.select(&input))
     }

@@ -244,6 +244,9 @@ pub struct SelectionInput<'a> {
     pub sweep: Option<&'a PartSweep>,
     /// The object the gripper carries, to put down on the object ([`CarryReach`]).
     pub carried: Option<Carried<'a>>,
+    /// The skill there grasps the target (from above where it can): poses whose wrist
+    /// reaches over its top come first ([`PickReach`]).
+    pub pick: bool,
 }
 
 /// What the gripper carries to put down, and what stands around where it goes.
@@ -320,6 +323,45 @@ impl CarryReach {
             .hypot(self.wrist_above_shoulder)
             <= wrist_reach
     }
+}
+
+/// Picking up: a top-down grasp puts the wrist `tool_length` above the tool point, and
+/// the tool point about level with the target's top (the pads close a few centimetres
+/// below it; the pre-grasp at the minimum stand-off and the lift's end a few above). The
+/// wrist centre's sphere about the shoulder then bounds how far out the target may lie:
+/// a binder standing 0.28 m tall on a 0.75 m desk is out of reach from 0.58 m, where its
+/// middle (the arm's usual `arm_reach`) is not. A preference, not a rule: where no pose
+/// satisfies it (a side grasp may still reach), the selection falls back to
+/// `arm_reach` alone.
+#[derive(Debug, Clone, Copy)]
+pub struct PickReach {
+    /// Height of the wrist centre above the shoulder with the tool at the target's top.
+    wrist_above_shoulder: Real,
+}
+
+impl PickReach {
+    pub fn new(target: &[Point3], cfg: &GoToConfig) -> Option<Self> {
+        if cfg.arm_wrist_reach <= 0.0 || cfg.arm_shoulder_height <= 0.0 {
+            return None;
+        }
+        let top = placement::top_height(target)?;
+        Some(Self {
+            wrist_above_shoulder: top + cfg.tool_length - cfg.arm_shoulder_height,
+        })
+    }
+
+    /// Whether the wrist reaches over the target's top `out` metres from the mount.
+    pub fn reaches(&self, out: Real, wrist_reach: Real) -> bool {
+        out.hypot(self.wrist_above_shoulder) <= wrist_reach
+    }
+}
+
+/// What the arm must reach from a candidate pose.
+struct Reach<'a> {
+    /// The part (or the object) centroid.
+    target: &'a Point3,
+    carry: Option<&'a CarryReach>,
+    pick: Option<&'a PickReach>,
 }
 
 /// go_to's pose selection with its settings.
@@ -463,64 +505,76 @@ impl PoseSelector {
         let carry = input
             .carried
             .and_then(|c| CarryReach::new(input.object, &c, &self.cfg));
+        // picking up: poses whose wrist reaches over the target's top first, then (none
+        // does) the arm's reach alone
+        let pick = input
+            .pick
+            .then_some(())
+            .filter(|()| carry.is_none())
+            .and_then(|()| PickReach::new(input.affordance.unwrap_or(input.object), &self.cfg));
+        let passes: &[Option<&PickReach>] = match &pick {
+            Some(p) => &[Some(p), None],
+            None => &[None],
+        };
         let disc = footprint_disc(input.grid.resolution, self.cfg.footprint_radius);
         let footprint = Footprint::new(&self.cfg, &disc);
         let mut counts = [0usize; 6];
         let mut radii = Vec::new();
         let mut evaluated = 0;
-        for r in self.radii() {
-            radii.push(r);
-            let p_aff = side.map(|n| [oc.x + r * n.x, oc.y + r * n.y]);
-            let candidates: Vec<Candidate> = (0..self.cfg.angular_samples)
-                .map(|k| {
-                    let phi = std::f32::consts::TAU * k as Real / self.cfg.angular_samples as Real;
-                    let p = [oc.x + r * phi.cos(), oc.y + r * phi.sin()];
-                    self.candidate(
-                        input,
-                        &footprint,
-                        p,
-                        [oc.x, oc.y],
-                        r,
-                        p_aff,
-                        &reach_target,
-                        carry.as_ref(),
-                    )
-                })
-                .collect();
-            evaluated += candidates.len();
-            let best = candidates
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| c.valid())
-                .min_by(|(i, a), (j, b)| {
-                    if (a.cost - b.cost).abs() <= TIE {
-                        a.travel.total_cmp(&b.travel).then(i.cmp(j))
-                    } else {
-                        a.cost.total_cmp(&b.cost)
+        for pick in passes {
+            counts = [0; 6];
+            radii.clear();
+            for r in self.radii() {
+                radii.push(r);
+                let p_aff = side.map(|n| [oc.x + r * n.x, oc.y + r * n.y]);
+                let reach = Reach {
+                    target: &reach_target,
+                    carry: carry.as_ref(),
+                    pick: *pick,
+                };
+                let candidates: Vec<Candidate> = (0..self.cfg.angular_samples)
+                    .map(|k| {
+                        let phi =
+                            std::f32::consts::TAU * k as Real / self.cfg.angular_samples as Real;
+                        let p = [oc.x + r * phi.cos(), oc.y + r * phi.sin()];
+                        self.candidate(input, &footprint, p, [oc.x, oc.y], r, p_aff, &reach)
+                    })
+                    .collect();
+                evaluated += candidates.len();
+                let best = candidates
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| c.valid())
+                    .min_by(|(i, a), (j, b)| {
+                        if (a.cost - b.cost).abs() <= TIE {
+                            a.travel.total_cmp(&b.travel).then(i.cmp(j))
+                        } else {
+                            a.cost.total_cmp(&b.cost)
+                        }
+                    })
+                    .map(|(_, c)| c.clone());
+                for c in &candidates {
+                    match c.rejection {
+                        Some(Rejection::Collision) => counts[0] += 1,
+                        Some(Rejection::Unknown) => counts[1] += 1,
+                        Some(Rejection::OutsideMap) => counts[2] += 1,
+                        Some(Rejection::OutOfReach) => counts[3] += 1,
+                        Some(Rejection::TooNear) => counts[4] += 1,
+                        Some(Rejection::Swing) => counts[5] += 1,
+                        None => {}
                     }
-                })
-                .map(|(_, c)| c.clone());
-            for c in &candidates {
-                match c.rejection {
-                    Some(Rejection::Collision) => counts[0] += 1,
-                    Some(Rejection::Unknown) => counts[1] += 1,
-                    Some(Rejection::OutsideMap) => counts[2] += 1,
-                    Some(Rejection::OutOfReach) => counts[3] += 1,
-                    Some(Rejection::TooNear) => counts[4] += 1,
-                    Some(Rejection::Swing) => counts[5] += 1,
-                    None => {}
                 }
-            }
-            if let Some(chosen) = best {
-                return Ok(Selection {
-                    chosen,
-                    centre: [oc.x, oc.y],
-                    affordance_direction: n.map(|n| [n.x, n.y]),
-                    p_aff,
-                    radii,
-                    candidates,
-                    evaluated,
-                });
+                if let Some(chosen) = best {
+                    return Ok(Selection {
+                        chosen,
+                        centre: [oc.x, oc.y],
+                        affordance_direction: n.map(|n| [n.x, n.y]),
+                        p_aff,
+                        radii,
+                        candidates,
+                        evaluated,
+                    });
+                }
             }
         }
         Err(SelectionError::NoValidPose {
@@ -543,8 +597,7 @@ impl PoseSelector {
         c: [Real; 2],
         r: Real,
         p_aff: Option<[Real; 2]>,
-        reach_target: &Point3,
-        carry: Option<&CarryReach>,
+        reach: &Reach<'_>,
     ) -> Candidate {
         let theta = (c[1] - p[1]).atan2(c[0] - p[0]);
         let pose = Pose2D::new(p[0], p[1], theta);
@@ -554,15 +607,20 @@ impl PoseSelector {
         let (s, co) = theta.sin_cos();
         let mount = [p[0] + co * ox - s * oy, p[1] + s * ox + co * oy];
         if rejection.is_none() {
-            let d = (reach_target.x - mount[0]).hypot(reach_target.y - mount[1]);
+            let d = (reach.target.x - mount[0]).hypot(reach.target.y - mount[1]);
             // carrying: a spot of the top face, not its centre, is what the arm must reach
-            let out_of_reach = match carry {
+            let out_of_reach = match reach.carry {
                 Some(c) => !c.reaches(mount, self.cfg.arm_wrist_reach),
-                None => self.cfg.arm_reach > 0.0 && d > self.cfg.arm_reach,
+                None => {
+                    (self.cfg.arm_reach > 0.0 && d > self.cfg.arm_reach)
+                        || reach
+                            .pick
+                            .is_some_and(|p| !p.reaches(d, self.cfg.arm_wrist_reach))
+                }
             };
             if out_of_reach {
                 rejection = Some(Rejection::OutOfReach);
-            } else if carry.is_none() && d < self.cfg.arm_min_reach {
+            } else if reach.carry.is_none() && d < self.cfg.arm_min_reach {
                 rejection = Some(Rejection::TooNear);
             } else if input
                 .sweep
@@ -702,6 +760,7 @@ mod tests {
             robot: Pose2D::new(1.0, 3.0, 0.0),
             sweep: None,
             carried: None,
+            pick: false,
         }
     }
 
@@ -761,6 +820,89 @@ mod tests {
             }
         }
         v
+    }
+
+    /// A binder 0.26 m wide, 0.28 m tall, standing on a desk top at 0.75 m, `behind` m
+    /// behind the west front edge of a 0.7 m-deep desk (centred at x = 3).
+    fn binder_on_a_desk(behind: Real) -> (OccupancyGrid, Vec<Point3>) {
+        let mut g = room();
+        table(&mut g, 0.7, 0.75);
+        let x = 3.0 - 0.35 + behind;
+        let mut v = Vec::new();
+        for j in 0..=13 {
+            for k in 0..=14 {
+                v.push(Point3::new(
+                    x,
+                    2.87 + 0.02 * j as Real,
+                    0.75 + 0.02 * k as Real,
+                ));
+            }
+        }
+        (g, v)
+    }
+
+    #[test]
+    fn picking_a_tall_object_stands_where_the_wrist_reaches_over_its_top() {
+        let s = PoseSelector::new(GoToConfig::default());
+        let mount = |p: &Pose2D| {
+            let (sn, cs) = p.theta.sin_cos();
+            [p.x + cs * 0.17, p.y + sn * 0.17]
+        };
+        let out = |p: &Pose2D, target: &[Point3]| {
+            let c = Principal::of(target).unwrap().centroid;
+            let m = mount(p);
+            (c.x - m[0]).hypot(c.y - m[1])
+        };
+        let (g, binder) = binder_on_a_desk(0.155);
+        let reach = PickReach::new(&binder, s.config()).unwrap();
+        let plain = s.select(&from_the_west(&g, &binder)).unwrap();
+        assert!(
+            !reach.reaches(out(&plain.chosen.pose, &binder), 0.64),
+            "the arm's horizontal reach alone would do: {:?}",
+            plain.chosen
+        );
+        let pick = s
+            .select(&SelectionInput {
+                pick: true,
+                ..from_the_west(&g, &binder)
+            })
+            .unwrap();
+        let d = out(&pick.chosen.pose, &binder);
+        assert!(reach.reaches(d, 0.64), "{d} m out: {:?}", pick.chosen);
+        assert!(d >= 0.3, "not folded onto it: {d}");
+        assert!(pick.chosen.radius < plain.chosen.radius);
+        // a short object at the same place: its middle's reach is the limit, as before
+        let flat: Vec<Point3> = binder.iter().filter(|p| p.z < 0.8).copied().collect();
+        let short = s
+            .select(&SelectionInput {
+                pick: true,
+                ..from_the_west(&g, &flat)
+            })
+            .unwrap();
+        assert_eq!(
+            short.chosen.pose,
+            s.select(&from_the_west(&g, &flat)).unwrap().chosen.pose
+        );
+    }
+
+    #[test]
+    fn a_tall_object_no_pose_reaches_over_falls_back_to_the_arms_reach() {
+        // 0.4 m behind the desk's edge: the base cannot come near enough for the wrist
+        // to reach over its top; a side grasp may still, so go_to goes where it did
+        let s = PoseSelector::new(GoToConfig::default());
+        let (g, binder) = binder_on_a_desk(0.4);
+        let plain = s.select(&from_the_west(&g, &binder)).unwrap();
+        let pick = s
+            .select(&SelectionInput {
+                pick: true,
+                ..from_the_west(&g, &binder)
+            })
+            .unwrap();
+        assert_eq!(pick.chosen, plain.chosen);
+        assert!(
+            pick.evaluated > plain.evaluated,
+            "the reaching poses were looked for first"
+        );
     }
 
     #[test]
@@ -886,6 +1028,7 @@ mod tests {
             robot,
             sweep: None,
             carried: None,
+            pick: false,
         };
         let s = PoseSelector::new(cfg()).select(&input).unwrap();
         let n = s.affordance_direction.unwrap();
@@ -1018,6 +1161,7 @@ mod tests {
             robot: Pose2D::new(3.0, 1.0, 0.0),
             sweep: None,
             carried: None,
+            pick: false,
         };
         let mount_to_bar = |p: &Pose2D| {
             let (s, c) = p.theta.sin_cos();
@@ -1067,6 +1211,7 @@ mod tests {
                 robot: Pose2D::new(0.5, 0.5, 0.0),
                 sweep: None,
                 carried: None,
+                pick: false,
             })
             .unwrap();
         // every radius up to 1.35 m puts the 0.4 m footprint on the ring; 1.45 m clears it
@@ -1085,6 +1230,7 @@ mod tests {
             robot: Pose2D::new(0.5, 0.5, 0.0),
             sweep: None,
             carried: None,
+            pick: false,
         })
         .unwrap_err();
         match err {
