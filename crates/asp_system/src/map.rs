@@ -1837,8 +1837,9 @@ impl ObjectMapPort for MapService {
             if let Some((i, shift)) = associate(previous.centroid(), &twins, max_shift, &centroids)
             {
                 let (object, _, score) = seen[i];
-                // the view is right about what it shows; what it cannot show (a tall
-                // object's top above the image, its far side) the map's views had
+                // the view is right about what it shows; what it cannot show above
+                // that (a tall object's top, above the image or behind the gripper)
+                // the map's views had
                 let completed = complete_partial_view(
                     &object.point_cloud,
                     &previous,
