@@ -43,10 +43,11 @@ pub struct Completion {
 }
 
 /// `fresh` (an object as `frame` shows it) completed by the points of `previous` (the
-/// same object in the map) above its top that `frame` cannot show; both clouds in the frame of
-/// `frame.camera_pose`'s parent. `max_depth` and `occlusion_margin` as in
-/// [`RgbdFrame::sees`]; a shift over `max_shift` (what the view shows of the old cloud
-/// is not what it shows of the object) carries nothing.
+/// same object in the map) that `frame` cannot show and that lie more than half
+/// `link_radius` above the fresh cloud's highest point; both clouds in the frame of
+/// `frame.camera_pose`'s parent, its z up (the map's). `max_depth` and
+/// `occlusion_margin` as in [`RgbdFrame::sees`]; a shift over `max_shift` (what the view
+/// shows of the old cloud is not what it shows of the object) carries nothing.
 pub fn complete_partial_view(
     fresh: &PointCloud,
     previous: &PointCloud,
