@@ -3,6 +3,7 @@
 //! what can be picked, and the database keeps it (or refuses it) as a user expects.
 #![allow(clippy::unwrap_used)]
 
+use asp_config::sections::agent::BuildingMemoryConfig;
 use asp_core::models::TextEmbedder;
 use asp_memory::MemoryError;
 use asp_memory::building::{
@@ -487,25 +488,11 @@ fn recall_asks_every_remembered_object_when_the_traversal_leads_elsewhere() {
     assert_eq!(rooms[places[0].view as usize], 3);
 }
 
-/// Kinds of room a named room is told apart from, as the config's default.
-const ROOM_KINDS: &[&str] = &[
-    "kitchen",
-    "office",
-    "living room",
-    "bedroom",
-    "bathroom",
-    "dining room",
-    "library",
-    "laundry room",
-    "storage room",
-    "garage",
-    "hallway",
-    "corridor",
-];
-
 /// The zones `room` is taken for in `h`.
 fn scope_of(h: &Hierarchy, e: &HashingTextEmbedder, room: &str) -> Option<RoomScope> {
-    let kinds: Vec<Vec<f32>> = ROOM_KINDS
+    // the kinds a named room is told apart from: the configuration's default
+    let kinds: Vec<Vec<f32>> = BuildingMemoryConfig::default()
+        .room_kinds
         .iter()
         .map(|k| e.embed_text(k).unwrap())
         .collect();
