@@ -507,11 +507,11 @@ impl PoseSelector {
             .and_then(|c| CarryReach::new(input.object, &c, &self.cfg));
         // picking up: poses whose wrist reaches over the target's top first, then (none
         // does) the arm's reach alone
-        let pick = input
-            .pick
-            .then_some(())
-            .filter(|()| carry.is_none())
-            .and_then(|()| PickReach::new(input.affordance.unwrap_or(input.object), &self.cfg));
+        let pick = if input.pick && carry.is_none() {
+            PickReach::new(input.affordance.unwrap_or(input.object), &self.cfg)
+        } else {
+            None
+        };
         let passes: &[Option<&PickReach>] = match &pick {
             Some(p) => &[Some(p), None],
             None => &[None],
