@@ -126,6 +126,10 @@ const BEYOND_FINGER: Real = 0.02;
 /// On an elongated target, the largest |cos| between the closing direction and its
 /// length (30° off the across direction).
 const MAX_CLOSING_ALONG_LENGTH: Real = 0.5;
+/// A top-down grasp's closing direction at least this aligned with the line of sight
+/// (cos, 60°) leaves the pads room on the target's unseen far side (a side grasp closes
+/// across it: the far side it does not see lies along its approach).
+const FAR_SIDE_ROOM_MIN_COS: Real = 0.5;
 /// Fingertips stay this far above the support, metres.
 const SUPPORT_CLEARANCE: Real = 0.004;
 /// Points of the rest of the object this close to the target are taken for unmasked
@@ -303,6 +307,82 @@ fn evaluate(
     if width > p.open_width - 2.0 * p.clearance || ((lo + hi) / 2.0).abs() > p.clearance {
         return None;
     }
+    // a top-down grasp closing along the line of sight: the far side of the target is
+    // hidden from the robot's cameras (a binder standing face-on shows its front face
+    // only), and its true extent only continues away from the robot; so the pads go
+    // where the seen near edge sits against the near pad's clearance, leaving the rest of
+    // the stroke for the unseen side. Only while the edge the pads meet first is the
+    // target's near edge (no seen material nearer still: a wider object, cut by the
+    // stroke) and the pads hold the same target points across the same span (the shift
+    // adds air on the far side); where it puts a finger into something, the centred pose
+    // stays.
+    let along_sight = y_axis.dot(toward);
+    // a point's depth along the closing axis, growing away from the robot
+    let depth = |l: &Point3| if along_sight > 0.0 { l.y } else { -l.y };
+    let near_edge = if along_sight > 0.0 { lo } else { -hi };
+    let inv = pose.inverse();
+    let near_edge_is_first = kind == GraspKind::TopDown
+        && along_sight.abs() >= FAR_SIDE_ROOM_MIN_COS
+        && scene
+            .target
+            .iter()
+            .map(|q| inv * q)
+            .filter(|l| in_pad_slab(l))
+            .all(|l| depth(&l) >= near_edge - MARGIN);
+    let room = near_edge_is_first
+        .then(|| {
+            let reach = p.open_width / 2.0 - p.clearance - MARGIN;
+            let d = if along_sight > 0.0 {
+                lo + reach
+            } else {
+                hi - reach
+            };
+            shifted(&pose, y_axis * d)
+        })
+        .filter(|r| {
+            let (n_room, lo_room, hi_room) = measure(r);
+            n_room == n && ((hi_room - lo_room) - (hi - lo)).abs() < 1e-3
+        });
+    let grasp_pose = room
+        .filter(|r| clear_of_collisions(scene, attached, p, r))
+        .or_else(|| clear_of_collisions(scene, attached, p, &pose).then_some(pose))?;
+    let tcp = pose.translation.vector;
+    let off = tcp - centre.coords;
+    let lateral = off - z_axis * off.dot(&z_axis);
+    let s_center = (-lateral.norm_squared() / (2.0 * 0.02 * 0.02)).exp();
+    let s_contact = (n as Real / 20.0).min(1.0);
+    let s_width = 1.0 - width / p.open_width;
+    let s_kind = match kind {
+        // a cloud seen from the robot's side hides the far side of the target, so its
+        // width along the line of sight is underestimated and its centre biased towards
+        // the robot: top-down grasps prefer to close across that line, where both edges
+        // are seen
+        GraspKind::TopDown => 0.1 + 0.3 * (1.0 - y_axis.dot(toward).abs()),
+        GraspKind::Side => 0.1 * z_axis.dot(toward).max(0.0) - 0.05,
+    };
+    Some(GraspCandidate {
+        pose: grasp_pose,
+        kind,
+        width,
+        contacts: n,
+        score: s_contact + s_center + 0.5 * s_width + s_kind,
+    })
+}
+
+/// Nothing but the target between the pads and nothing in the fingers, the palm or the
+/// approach sweep at `pose` (up to `max_collision_points`), and the fingertips above the
+/// support.
+fn clear_of_collisions(
+    scene: &GraspScene<'_>,
+    attached: &Attached,
+    p: &GraspParams,
+    pose: &Isometry3,
+) -> bool {
+    let half_open = p.open_width / 2.0;
+    let pad_z = (p.tip - p.pad_length, p.tip);
+    let in_pad_slab = |l: &Point3| {
+        l.x.abs() <= p.pad_width / 2.0 + MARGIN && l.z >= pad_z.0 - MARGIN && l.z <= pad_z.1
+    };
     let inv = pose.inverse();
     let finger = |l: &Point3| {
         in_pad_slab(l)
@@ -331,33 +411,28 @@ fn evaluate(
             && l.y.abs() > half_open + p.thickness + MARGIN
             && l.y.abs() <= half_open + p.thickness + MARGIN + BEYOND_FINGER
     };
-    let mut hits = 0usize;
-    for q in scene.target {
-        if beyond(&(inv * q)) {
-            hits += 1;
-            if hits > p.max_collision_points {
-                return None;
-            }
-        }
-    }
-    for q in scene.target.iter().chain(scene.attached).chain(scene.avoid) {
-        let l = inv * q;
-        if finger(&l) || palm(&l) || sweep(&l) {
-            hits += 1;
-            if hits > p.max_collision_points {
-                return None;
-            }
-        }
-    }
+    let target_beyond = scene.target.iter().filter(|q| beyond(&(inv * **q)));
+    let in_gripper = scene
+        .target
+        .iter()
+        .chain(scene.attached)
+        .chain(scene.avoid)
+        .filter(|q| {
+            let l = inv * **q;
+            finger(&l) || palm(&l) || sweep(&l)
+        });
     // other objects may not be between the pads either, nor the rest of this one
-    for q in scene.avoid.iter().chain(&attached.far) {
-        let l = inv * q;
-        if in_pad_slab(&l) && l.y.abs() <= half_open {
-            hits += 1;
-            if hits > p.max_collision_points {
-                return None;
-            }
-        }
+    let between_pads = scene.avoid.iter().chain(&attached.far).filter(|q| {
+        let l = inv * **q;
+        in_pad_slab(&l) && l.y.abs() <= half_open
+    });
+    let hits = target_beyond
+        .chain(in_gripper)
+        .chain(between_pads)
+        .take(p.max_collision_points + 1)
+        .count();
+    if hits > p.max_collision_points {
+        return false;
     }
     // fingertips and finger edges above the support
     let lowest = [-1.0, 1.0]
@@ -373,30 +448,7 @@ fn evaluate(
         })
         .map(|c| (pose * c).z)
         .fold(Real::MAX, Real::min);
-    if lowest < scene.support_z + SUPPORT_CLEARANCE {
-        return None;
-    }
-    let tcp = pose.translation.vector;
-    let off = tcp - centre.coords;
-    let lateral = off - z_axis * off.dot(&z_axis);
-    let s_center = (-lateral.norm_squared() / (2.0 * 0.02 * 0.02)).exp();
-    let s_contact = (n as Real / 20.0).min(1.0);
-    let s_width = 1.0 - width / p.open_width;
-    let s_kind = match kind {
-        // a cloud seen from the robot's side hides the far side of the target, so its
-        // width along the line of sight is underestimated and its centre biased towards
-        // the robot: top-down grasps prefer to close across that line, where both edges
-        // are seen
-        GraspKind::TopDown => 0.1 + 0.3 * (1.0 - y_axis.dot(toward).abs()),
-        GraspKind::Side => 0.1 * z_axis.dot(toward).max(0.0) - 0.05,
-    };
-    Some(GraspCandidate {
-        pose,
-        kind,
-        width,
-        contacts: n,
-        score: s_contact + s_center + 0.5 * s_width + s_kind,
-    })
+    lowest >= scene.support_z + SUPPORT_CLEARANCE
 }
 
 #[cfg(test)]
@@ -510,6 +562,52 @@ mod tests {
             (best.pose.translation.vector.z - 0.518).abs() < 0.006,
             "{best:#?}"
         );
+    }
+
+    #[test]
+    fn a_face_seen_head_on_leaves_the_pads_room_for_its_hidden_back() {
+        // a binder standing upright, 24 cm wide along x and 5.4 cm thick along y, seen by
+        // the robot from -y: its cloud is the front face only (with 4 mm of depth noise)
+        let front = 0.6;
+        let thickness = 0.054;
+        let face: Vec<Point3> = (0..=24)
+            .flat_map(|i| {
+                (0..=28).map(move |j| {
+                    let noise = 0.002 * ((i * 7 + j * 3) % 5) as Real - 0.004;
+                    Point3::new(
+                        -0.12 + 0.01 * i as Real,
+                        front + noise,
+                        0.5 + 0.01 * j as Real,
+                    )
+                })
+            })
+            .collect();
+        let scene = GraspScene {
+            target: &face,
+            avoid: &[],
+            attached: &[],
+            support_z: 0.5,
+            rests_on_support: true,
+            arm_base: Point3::new(0.0, 0.0, 0.55),
+        };
+        let c = grasp_candidates(&scene, &params());
+        assert!(!c.is_empty(), "no candidate");
+        let p = params();
+        let inner = p.open_width / 2.0 - p.clearance + 1e-4;
+        // the best grasp holds the binder's whole thickness between its pads: both the
+        // seen front and the hidden back lie inside the open stroke along its closing axis
+        let best = &c[0];
+        let inv = best.pose.inverse();
+        let centre_x = best.pose.translation.vector.x;
+        for y in [front, front + thickness] {
+            let l = inv * Point3::new(centre_x, y, best.pose.translation.vector.z);
+            assert!(
+                l.y.abs() <= inner,
+                "the {} face at y {y} is {:.3} m off the closing axis: {best:#?}",
+                if y == front { "front" } else { "back" },
+                l.y
+            );
+        }
     }
 
     #[test]
