@@ -10,7 +10,7 @@ use asp_core::robot::{
     ArmMotion, CancellationToken, Gripper, GripperGoal, MotionKind, MoveItErrorCode, PoseGoal,
     RobotError,
 };
-use asp_core::{Failure, FailureKind, FrameId, ObjectKey, Real, Skill, Transform};
+use asp_core::{Failure, FailureKind, FrameId, Isometry3, ObjectKey, Real, Skill, Transform};
 use asp_verify::{
     CommitEvidence, CommitRequest, CommitToken, CommitVerdict, CorrectiveAction, GripperSnapshot,
     Outcome, OutcomeRequest, PlaceTarget, RejectReason, Review, Snapshot,
@@ -359,7 +359,14 @@ impl SkillExecutor {
         let holding_before = held_record.is_some();
         let part_motion = skill_plan.part_motion;
         let before = self
-            .snapshot(req, ObservePhase::Before, holding_before, part_motion, &map)
+            .snapshot(
+                req,
+                ObservePhase::Before,
+                holding_before,
+                part_motion,
+                None,
+                &map,
+            )
             .await;
 
         // a fresh view that sees the place of the object to take as free space: the map
@@ -403,7 +410,14 @@ impl SkillExecutor {
 
         // 8. OUTCOME: only the verifier declares success
         let mut after = self
-            .snapshot(req, ObservePhase::After, run.holding, part_motion, &map)
+            .snapshot(
+                req,
+                ObservePhase::After,
+                run.holding,
+                part_motion,
+                run.closed_at_tool,
+                &map,
+            )
             .await;
         // a grasped object hangs over the place it left: when that hides the place from
         // every camera, the arm takes a pose from which they see it, and looks again
@@ -422,7 +436,14 @@ impl SkillExecutor {
             let out = self.act.move_to_named(&token, pose, cancel).await;
             if out.code.is_success() {
                 after = self
-                    .snapshot(req, ObservePhase::After, run.holding, part_motion, &map)
+                    .snapshot(
+                        req,
+                        ObservePhase::After,
+                        run.holding,
+                        part_motion,
+                        run.closed_at_tool,
+                        &map,
+                    )
                     .await;
             } else if cancel.is_cancelled() || self.act.estop().is_engaged() {
                 return Err(self.stopped(pose, true, cancel));
@@ -558,9 +579,16 @@ impl SkillExecutor {
         phase: ObservePhase,
         holding: bool,
         part_motion: Option<crate::observe::PartMotion>,
+        closed_at_tool: Option<Isometry3>,
         map: &FrameId,
     ) -> Snapshot {
-        let tool_position = self.act.tool_pose(map).await.ok().map(|p| position(&p));
+        let tool_pose = self.act.tool_pose(map).await.ok();
+        let tool_position = tool_pose.as_ref().map(position);
+        // what the object in the fingers went through since they closed on it
+        let held_motion = holding
+            .then(|| tool_pose.zip(closed_at_tool))
+            .flatten()
+            .map(|(now, closed)| now * closed.inverse());
         let placing = matches!(req.skill, Skill::Place | Skill::Drop);
         let (object, scene_names, object_cloud) = match (&req.held, placing) {
             (Some(h), true) => (
@@ -594,6 +622,7 @@ impl SkillExecutor {
             held: holding,
             part_motion,
             tool_position,
+            held_motion,
             relation: placing.then_some(req.relation),
         };
         let seen = match self.observer.observe(&observe).await {
@@ -661,7 +690,7 @@ impl SkillExecutor {
             *held = None;
             return;
         }
-        if let Some(tool_z) = run.closed_at_tool_z
+        if let Some(tool_z) = run.closed_at_tool.map(|p| p.translation.vector.z)
             && !held_before
         {
             // an object lifted from a surface hangs down to where it stood, not only to
@@ -718,7 +747,7 @@ impl SkillExecutor {
         };
         let mut holding = self.lock_held().is_some();
         let mut touched = false;
-        let mut closed_at_tool_z = None;
+        let mut closed_at_tool = None;
         let mut last_refusal: Option<(MoveItErrorCode, String)> = None;
         let mut missed = 0usize;
         let mut blocked: Option<(MoveItErrorCode, String)> = None;
@@ -819,7 +848,7 @@ impl SkillExecutor {
                                     let run = RunResult {
                                         holding,
                                         touched,
-                                        closed_at_tool_z,
+                                        closed_at_tool,
                                         blocked: None,
                                     };
                                     self.record_held(req, &run, held_before);
@@ -900,12 +929,7 @@ impl SkillExecutor {
                                 ));
                             }
                             holding = true;
-                            closed_at_tool_z = self
-                                .act
-                                .tool_pose(&map)
-                                .await
-                                .ok()
-                                .map(|p| p.translation.vector.z);
+                            closed_at_tool = self.act.tool_pose(&map).await.ok();
                         } else if f64::from(*gap) > 1e-3 && holding {
                             // a release
                             touched = true;
@@ -920,7 +944,7 @@ impl SkillExecutor {
                 return Ok(RunResult {
                     holding,
                     touched,
-                    closed_at_tool_z,
+                    closed_at_tool,
                     blocked,
                 });
             }
@@ -1051,7 +1075,7 @@ impl SkillExecutor {
                 let mut again = req.clone();
                 again.object_cloud = seen.clone();
                 let now = self
-                    .snapshot(&again, ObservePhase::Before, false, None, map)
+                    .snapshot(&again, ObservePhase::Before, false, None, None, map)
                     .await
                     .prior_place;
                 match now {
@@ -1149,8 +1173,8 @@ struct RunResult {
     holding: bool,
     /// Something was touched or gripped (object positions may have changed).
     touched: bool,
-    /// Tool height when the fingers closed on the object.
-    closed_at_tool_z: Option<Real>,
+    /// The tool's pose when the fingers closed on the object (map frame).
+    closed_at_tool: Option<Isometry3>,
     /// The planner refused the first move of a stepped motion (a pull, an arc): the
     /// part did not move (blocked, or its joint is not where we think).
     blocked: Option<(MoveItErrorCode, String)>,

@@ -9,7 +9,7 @@
 //! hands them to the verifier's outcome check.
 
 use asp_core::models::Observation;
-use asp_core::{ObjectKey, Point3, PointCloud, Real, Skill};
+use asp_core::{Isometry3, ObjectKey, Point3, PointCloud, Real, Skill};
 use asp_verify::{ArticulationState, JointTravel, PlaceOccupancy};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -52,6 +52,12 @@ pub struct ObserveRequest {
     /// gripper, not the scene.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_position: Option<Point3>,
+    /// After a skill that closed the fingers on the object and holds it: the rigid
+    /// motion the tool made since (map frame, `tool_now * tool_at_close⁻¹`). The held
+    /// object went through it too, so where its moved cloud lies is not its place left
+    /// free (a binder lifted by less than its height still fills most of where it stood).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_motion: Option<Isometry3>,
 }
 
 /// A part's planned motion: its estimated joint and the commanded travel along it

@@ -50,6 +50,9 @@ use crate::observe::{
 
 /// Readings closer than this to the tolerance's floor are noise at any range, metres.
 const MIN_TOLERANCE: Real = 0.003;
+/// A point of a held object's old place within this many voxels of where its cloud moved
+/// with the tool is the object now, not judged (see [`place_left_to_judge`]).
+const HELD_COVER_VOXELS: Real = 1.5;
 /// A view whose depth tolerance at a point is more than this many times the finest
 /// view's does not outvote it (see [`classify_in`]).
 const COARSER_VIEW: Real = 2.0;
@@ -735,6 +738,12 @@ impl SceneObserver for PerceptionObserver {
             _ => &object,
         };
         if !(r.held && r.phase == ObservePhase::Before) {
+            let held_motion = match r.phase {
+                ObservePhase::After if r.held => r.held_motion.as_ref(),
+                _ => None,
+            };
+            let place = place_left_to_judge(place, held_motion, HELD_COVER_VOXELS * voxel);
+            let place = place.as_slice();
             let seen: Vec<Seen> = place.iter().map(|p| classify_in(&views, p)).collect();
             let o = tally(seen.iter().copied());
             if r.phase == ObservePhase::Before && o.present > 0 {
@@ -804,6 +813,39 @@ impl SceneObserver for PerceptionObserver {
         }
         Ok(out)
     }
+}
+
+/// The points of an object's old place a view can judge as left or not. A held object
+/// went through the tool's motion since the fingers closed on it (`held_motion`): where
+/// its moved points lie, within `reach`, is the object now, not its place left free (a
+/// binder lifted by less than its height still fills most of where it stood). A held
+/// object whose every point did not move farther than `reach` keeps all of its place to
+/// judge: it is still there.
+fn place_left_to_judge(
+    place: &[Point3],
+    held_motion: Option<&Isometry3>,
+    reach: Real,
+) -> Vec<Point3> {
+    let Some(m) = held_motion else {
+        return place.to_vec();
+    };
+    let moved: Vec<Point3> = place.iter().map(|q| m * q).collect();
+    let all_moved_away = place
+        .iter()
+        .zip(&moved)
+        .all(|(a, b)| (b - a).norm_squared() > reach * reach);
+    if !all_moved_away {
+        return place.to_vec();
+    }
+    place
+        .iter()
+        .filter(|p| {
+            !moved
+                .iter()
+                .any(|q| (*p - q).norm_squared() <= reach * reach)
+        })
+        .copied()
+        .collect()
 }
 
 #[cfg(test)]
@@ -892,6 +934,40 @@ mod tests {
         assert_eq!(there.classify(&Point3::new(1.0, 5.0, 0.0)), Seen::Unseen);
         // any view that still sees the point keeps it present
         assert_eq!(classify_in(&[gone, there], &pts[0]), Seen::Present);
+    }
+
+    #[test]
+    fn a_lifted_object_is_judged_by_the_place_it_no_longer_fills() {
+        // a face 10 cm tall at 1 m, held and lifted 4 cm: the view after shows it 4 cm
+        // higher, so the top of its old place is still filled, by the object itself
+        let pts = face(1.0, 0.05);
+        let lift = Isometry3::translation(0.0, 0.0, 0.04);
+        let intr = CameraIntrinsics::from_hfov(64, 48, 1.2);
+        let mut after = frame(2.0, None);
+        for y in 0..48u32 {
+            for x in 0..64u32 {
+                let ray = intr.unproject(x as Real + 0.5, y as Real + 0.5, 1.0);
+                let z = -ray.y;
+                if ray.x.abs() <= 0.06 && (-0.01..=0.09).contains(&z) {
+                    *after.depth.get_mut(x, y).unwrap() = 1.0;
+                }
+            }
+        }
+        let view = [DepthView::new(&after, 0.01)];
+        // judged whole, most of the old place is still filled: it reads as not left
+        let whole = occupancy(&view, &pts);
+        assert!(whole.vacated_share().unwrap() < 0.5, "{whole:?}");
+        // judged where the moved object cannot be, it is free space
+        let left = place_left_to_judge(&pts, Some(&lift), 0.015);
+        assert!(!left.is_empty() && left.len() < pts.len());
+        assert!(left.iter().all(|p| p.z < -0.02), "{left:?}");
+        let o = occupancy(&view, &left);
+        assert_eq!((o.vacated, o.present), (left.len() as u32, 0), "{o:?}");
+        // without a motion, or with one that leaves the object where it was, all of the
+        // place is judged
+        assert_eq!(place_left_to_judge(&pts, None, 0.015), pts);
+        let nudge = Isometry3::translation(0.0, 0.0, 0.01);
+        assert_eq!(place_left_to_judge(&pts, Some(&nudge), 0.015), pts);
     }
 
     #[test]
