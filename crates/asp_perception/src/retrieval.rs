@@ -262,11 +262,11 @@ impl ObjectRetriever {
                 .get(id)
                 .ok_or_else(|| PerceptionError::UnknownObject(id.to_string()))?;
             let confirmed = match since {
-                None => self.confirm(object, query).await?,
+                None => self.confirm_scored(object, query, similarity).await?,
                 Some(first) => {
                     let mut recent = object.clone();
                     recent.crops.retain(|c| c.keyframe >= first);
-                    self.confirm(&recent, query).await?
+                    self.confirm_scored(&recent, query, similarity).await?
                 }
             };
             tracing::debug!(
@@ -299,8 +299,22 @@ impl ObjectRetriever {
 
     /// Whether the VLM takes `object` for `query`: the majority of up to
     /// `confirm_votes` questions, each on another set of its crops (always true when
-    /// confirmation is off).
+    /// confirmation is off). A weak match (its features' similarity to the query below
+    /// `weak_similarity`) needs a majority of all `confirm_votes`: with fewer crop sets
+    /// than that, more yes than no is not enough.
     pub async fn confirm(&self, object: &Object, query: &str) -> Result<bool, PerceptionError> {
+        let q = self.text.embed_text(query)?;
+        let similarity = asp_core::map::cosine_similarity(&object.features, &q);
+        self.confirm_scored(object, query, similarity).await
+    }
+
+    /// [`Self::confirm`] with the object's similarity to the query already known.
+    async fn confirm_scored(
+        &self,
+        object: &Object,
+        query: &str,
+        similarity: f32,
+    ) -> Result<bool, PerceptionError> {
         let Some(vlm) = self.vlm.as_ref().filter(|_| self.config.confirm_with_vlm) else {
             return Ok(true);
         };
@@ -323,6 +337,9 @@ impl ObjectRetriever {
             if yes >= need || no >= need {
                 break;
             }
+        }
+        if similarity < self.config.weak_similarity {
+            return Ok(yes >= need);
         }
         Ok(yes > no)
     }

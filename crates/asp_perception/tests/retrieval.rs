@@ -127,18 +127,30 @@ async fn retrieval_confirms_only_what_the_query_names() {
     assert_eq!(all.keys.len(), 2);
 
     // a VLM that is always wrong confirms the others and rejects the mug
-    let liar = retriever(
-        &text,
-        PerceptionSimulationConfig {
-            vlm_error_rate: 1.0,
-            ..Default::default()
-        },
-        RetrievalConfig::default(),
-    );
+    let liar = |weak_similarity| {
+        retriever(
+            &text,
+            PerceptionSimulationConfig {
+                vlm_error_rate: 1.0,
+                ..Default::default()
+            },
+            RetrievalConfig {
+                weak_similarity,
+                ..Default::default()
+            },
+        )
+    };
     let mut reg3 = ObjectRegistry::new();
-    let wrong = liar.retrieve(&map, &mut reg3, "red mug").await.unwrap();
+    let wrong = liar(0.0).retrieve(&map, &mut reg3, "red mug").await.unwrap();
     assert_eq!(wrong.keys.len(), 2, "{wrong:?}");
     assert!(wrong.keys.iter().all(|k| reg3.resolve(k) != Some(mug)));
+    // unless they are weak matches with too few views for a majority of its answers
+    let gated = liar(0.3).retrieve(&map, &mut reg3, "red mug").await.unwrap();
+    for c in &gated.candidates[1..] {
+        let crops = map.get(c.id).unwrap().crops.len();
+        assert!(c.similarity < 0.3, "{c:?}");
+        assert_eq!(c.confirmed, crops >= 2, "{crops} crop(s): {gated:?}");
+    }
 }
 
 #[test]
@@ -231,6 +243,69 @@ async fn a_wrong_answer_about_one_set_of_views_is_outvoted() {
             found,
             "{votes} vote(s): {got:?}"
         );
+    }
+}
+
+/// A VLM that takes anything for anything (the odd wrong yes, every time).
+struct AlwaysYes;
+
+#[async_trait::async_trait]
+impl RetrievalVlm for AlwaysYes {
+    async fn confirm(
+        &self,
+        _query: &str,
+        _views: &[asp_core::models::Observation],
+    ) -> Result<bool, asp_core::models::ModelError> {
+        Ok(true)
+    }
+}
+
+#[tokio::test]
+async fn a_weak_match_is_not_confirmed_by_one_answer_about_its_only_view() {
+    let text: Arc<dyn TextEmbedder> = Arc::new(support::minilm());
+    let retrieve = |map: ObjectMap, weak_similarity: f32| {
+        let text = Arc::clone(&text);
+        async move {
+            let r = ObjectRetriever::new(
+                Arc::clone(&text),
+                Some(Arc::new(AlwaysYes)),
+                RetrievalConfig {
+                    weak_similarity,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            let mut reg = ObjectRegistry::new();
+            let got = r.retrieve(&map, &mut reg, "purple unicorn").await.unwrap();
+            let top = &got.candidates[0];
+            assert!(top.similarity < 0.3, "{got:?}");
+            top.confirmed
+        }
+    };
+    // one keyframe: every object has one crop, one set of views, one question
+    let one_view = || map_from(&text, &scene::tabletop_views()[..1]);
+    assert!(one_view().objects.iter().all(|o| o.crops.len() == 1));
+    // as a strong match one yes confirms it; as a weak one it does not
+    assert!(retrieve(one_view(), 0.0).await);
+    assert!(!retrieve(one_view(), 0.3).await);
+    // with views enough for a majority of the questions, a weak match can be confirmed
+    let two_views = map_from(&text, &scene::tabletop_views()[..2]);
+    let many = two_views.objects.iter().filter(|o| o.crops.len() >= 2).count();
+    assert!(many > 0);
+    let r = ObjectRetriever::new(
+        Arc::clone(&text),
+        Some(Arc::new(AlwaysYes)),
+        RetrievalConfig::default(),
+    )
+    .unwrap();
+    let mut reg = ObjectRegistry::new();
+    let got = r
+        .retrieve(&two_views, &mut reg, "purple unicorn")
+        .await
+        .unwrap();
+    for c in &got.candidates {
+        let crops = two_views.get(c.id).unwrap().crops.len();
+        assert_eq!(c.confirmed, crops >= 2, "{crops} crop(s): {c:?}");
     }
 }
 

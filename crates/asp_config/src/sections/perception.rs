@@ -265,6 +265,17 @@ pub struct RetrievalConfig {
     /// longer loses an object or accepts a wrong one. Odd; 1 asks once. Default 3.
     #[garde(range(min = 1, max = 9), custom(odd))]
     pub confirm_votes: usize,
+    /// A candidate whose image-text similarity to the query is below this is a weak
+    /// match: it is confirmed only by a majority of all `confirm_votes` questions (each
+    /// on another set of its crops), not by more yes than no among those its crops
+    /// allow, so one answer about its only view cannot confirm it. A VLM says yes to
+    /// an unlike object now and then, and across a building's many candidates one such
+    /// answer takes the base to the wrong side of it. The scale is the embedder's: with
+    /// the shipped realistic stand-ins, objects the VLM rightly confirmed scored
+    /// 0.45–0.88 and wrong confirmations 0.01–0.24; calibrate it for a robot's
+    /// embedder. 0 turns it off. Default 0.3.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub weak_similarity: f32,
     /// Re-detection from a new place (`go_to`'s arrival, a look before a skill) accepts
     /// an object found at most this far (metres) from where the map had it, and only
     /// when it is nearer to it than to any other object the same query found: a twin a
@@ -291,6 +302,7 @@ impl Default for RetrievalConfig {
             crops_per_candidate: 2,
             confirm_with_vlm: true,
             confirm_votes: 3,
+            weak_similarity: 0.3,
             relocalize_max_shift: 0.25,
         }
     }
