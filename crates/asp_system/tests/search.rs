@@ -157,6 +157,9 @@ async fn a_wrong_match_closer_looks_reject_is_withdrawn_from_its_query() {
     // the simulated models in process (no stand-in server): the VLM is the test's
     cfg.config.object_map_node.models.vlm =
         asp_config::sections::perception::ModelBackend::Simulated;
+    // the mistake must get through: from the start pose every candidate is a weak match
+    // seen once, which the weak-match rule would not confirm on one answer
+    cfg.config.object_map_node.retrieval.weak_similarity = 0.0;
     let sim = simulation(&cfg, None).unwrap();
     let models = asp_perception::factory::models(&cfg).unwrap();
     let vlm = Arc::new(Gullible {
