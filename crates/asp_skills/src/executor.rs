@@ -409,8 +409,8 @@ impl SkillExecutor {
         report.holding = Some(run.holding);
 
         // 8. OUTCOME: only the verifier declares success
-        let mut after = self
-            .snapshot(
+        let observe_after = || {
+            self.snapshot(
                 req,
                 ObservePhase::After,
                 run.holding,
@@ -418,7 +418,8 @@ impl SkillExecutor {
                 run.closed_at_tool,
                 &map,
             )
-            .await;
+        };
+        let mut after = observe_after().await;
         // a grasped object hangs over the place it left: when that hides the place from
         // every camera, the arm takes a pose from which they see it, and looks again
         let pose = &self.cfg.perception.verify_pose;
@@ -435,16 +436,7 @@ impl SkillExecutor {
         {
             let out = self.act.move_to_named(&token, pose, cancel).await;
             if out.code.is_success() {
-                after = self
-                    .snapshot(
-                        req,
-                        ObservePhase::After,
-                        run.holding,
-                        part_motion,
-                        run.closed_at_tool,
-                        &map,
-                    )
-                    .await;
+                after = observe_after().await;
             } else if cancel.is_cancelled() || self.act.estop().is_engaged() {
                 return Err(self.stopped(pose, true, cancel));
             } else {
