@@ -35,12 +35,17 @@ pub fn model() -> Arc<dyn RobotModel> {
 /// A simulation as `file` (under config/scenarios) starts.
 pub fn scenario(file: &str) -> (SimRobot, Scenario) {
     let sc = Scenario::load(config_dir().join("scenarios").join(file)).unwrap();
-    // exact sensors: these tests are about the skills (see `config`)
+    let sim = SimRobot::for_scenario(&sc, model(), exact_sensors()).unwrap();
+    (sim, sc)
+}
+
+/// The simulator's settings with exact sensors: these tests are about the skills (see
+/// `config`).
+pub fn exact_sensors() -> SimSettings {
     let mut cfg = asp_config::sections::sim::SimConfig::default();
     cfg.camera.depth_noise_std = 0.0;
     cfg.camera.depth_dropout = 0.0;
-    let sim = SimRobot::for_scenario(&sc, model(), SimSettings::from_config(&cfg)).unwrap();
-    (sim, sc)
+    SimSettings::from_config(&cfg)
 }
 
 /// Renders `camera` and back-projects the pixels `select` picks from the ground truth,
