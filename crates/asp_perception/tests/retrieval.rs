@@ -141,11 +141,17 @@ async fn retrieval_confirms_only_what_the_query_names() {
         )
     };
     let mut reg3 = ObjectRegistry::new();
-    let wrong = liar(0.0).retrieve(&map, &mut reg3, "red mug").await.unwrap();
+    let wrong = liar(0.0)
+        .retrieve(&map, &mut reg3, "red mug")
+        .await
+        .unwrap();
     assert_eq!(wrong.keys.len(), 2, "{wrong:?}");
     assert!(wrong.keys.iter().all(|k| reg3.resolve(k) != Some(mug)));
     // unless they are weak matches with too few views for a majority of its answers
-    let gated = liar(0.3).retrieve(&map, &mut reg3, "red mug").await.unwrap();
+    let gated = liar(0.3)
+        .retrieve(&map, &mut reg3, "red mug")
+        .await
+        .unwrap();
     for c in &gated.candidates[1..] {
         let crops = map.get(c.id).unwrap().crops.len();
         assert!(c.similarity < 0.3, "{c:?}");
@@ -290,7 +296,11 @@ async fn a_weak_match_is_not_confirmed_by_one_answer_about_its_only_view() {
     assert!(!retrieve(one_view(), 0.3).await);
     // with views enough for a majority of the questions, a weak match can be confirmed
     let two_views = map_from(&text, &scene::tabletop_views()[..2]);
-    let many = two_views.objects.iter().filter(|o| o.crops.len() >= 2).count();
+    let many = two_views
+        .objects
+        .iter()
+        .filter(|o| o.crops.len() >= 2)
+        .count();
     assert!(many > 0);
     let r = ObjectRetriever::new(
         Arc::clone(&text),
