@@ -75,6 +75,18 @@ pub struct GraspParams {
 }
 
 impl GraspParams {
+    /// The pads' extent along the tool's z (from the pad's inner end to the fingertip).
+    fn pad_z(&self) -> (Real, Real) {
+        (self.tip - self.pad_length, self.tip)
+    }
+
+    /// Whether a point in the tool frame lies in the slab the pads sweep when they close
+    /// (any distance along the closing axis).
+    fn in_pad_slab(&self, l: &Point3) -> bool {
+        let (lo, hi) = self.pad_z();
+        l.x.abs() <= self.pad_width / 2.0 + MARGIN && l.z >= lo - MARGIN && l.z <= hi
+    }
+
     pub fn new(grasp: &GraspConfig, gripper: &GripperGeometry) -> Self {
         Self {
             open_width: grasp.open_width as Real,
@@ -254,10 +266,7 @@ fn evaluate(
     toward: &Vector3,
 ) -> Option<GraspCandidate> {
     let half_open = p.open_width / 2.0;
-    let pad_z = (p.tip - p.pad_length, p.tip);
-    let in_pad_slab = |l: &Point3| {
-        l.x.abs() <= p.pad_width / 2.0 + MARGIN && l.z >= pad_z.0 - MARGIN && l.z <= pad_z.1
-    };
+    let in_pad_slab = |l: &Point3| p.in_pad_slab(l);
     // target points between the open pads, measured at the pose; the tool is re-centred
     // between the extreme contacts and the span measured again (a pose that started off
     // centre would otherwise keep a width that only counted part of the target)
@@ -379,10 +388,8 @@ fn clear_of_collisions(
     pose: &Isometry3,
 ) -> bool {
     let half_open = p.open_width / 2.0;
-    let pad_z = (p.tip - p.pad_length, p.tip);
-    let in_pad_slab = |l: &Point3| {
-        l.x.abs() <= p.pad_width / 2.0 + MARGIN && l.z >= pad_z.0 - MARGIN && l.z <= pad_z.1
-    };
+    let pad_z = p.pad_z();
+    let in_pad_slab = |l: &Point3| p.in_pad_slab(l);
     let inv = pose.inverse();
     let finger = |l: &Point3| {
         in_pad_slab(l)
