@@ -577,9 +577,9 @@ impl SkillExecutor {
         let tool_pose = self.act.tool_pose(map).await.ok();
         let tool_position = tool_pose.as_ref().map(position);
         // what the object in the fingers went through since they closed on it
-        let held_motion = holding
-            .then(|| tool_pose.zip(closed_at_tool))
-            .flatten()
+        let held_motion = tool_pose
+            .zip(closed_at_tool)
+            .filter(|_| holding)
             .map(|(now, closed)| now * closed.inverse());
         let placing = matches!(req.skill, Skill::Place | Skill::Drop);
         let (object, scene_names, object_cloud) = match (&req.held, placing) {

@@ -837,14 +837,12 @@ fn place_left_to_judge(
     if !all_moved_away {
         return place.to_vec();
     }
+    let covered = asp_core::geometry::within_radius(place, &moved, reach);
     place
         .iter()
-        .filter(|p| {
-            !moved
-                .iter()
-                .any(|q| (*p - q).norm_squared() <= reach * reach)
-        })
-        .copied()
+        .zip(covered)
+        .filter(|(_, covered)| !covered)
+        .map(|(p, _)| *p)
         .collect()
 }
 

@@ -307,17 +307,9 @@ impl PointCloud {
         if self.points.is_empty() || other.points.is_empty() {
             return Ok(0.0);
         }
-        let coords: Vec<[Real; 3]> = other.points.iter().map(|p| [p.x, p.y, p.z]).collect();
-        let tree: ImmutableKdTree<Real, 3> = ImmutableKdTree::new_from_slice(&coords);
-        let r2 = radius * radius;
-        let near = self
-            .points
-            .iter()
-            .filter(|p| {
-                tree.nearest_one::<SquaredEuclidean>(&[p.x, p.y, p.z])
-                    .distance
-                    <= r2
-            })
+        let near = within_radius(&self.points, &other.points, radius)
+            .into_iter()
+            .filter(|&n| n)
             .count();
         Ok(near as Real / self.points.len() as Real)
     }
@@ -332,6 +324,25 @@ impl PointCloud {
             })
         }
     }
+}
+
+/// For each of `points`, whether some point of `other` lies within `radius` of it
+/// (nearest neighbours in a k-d tree over `other`); all false when `other` is empty.
+pub fn within_radius(points: &[Point3], other: &[Point3], radius: Real) -> Vec<bool> {
+    if other.is_empty() {
+        return vec![false; points.len()];
+    }
+    let coords: Vec<[Real; 3]> = other.iter().map(|p| [p.x, p.y, p.z]).collect();
+    let tree: ImmutableKdTree<Real, 3> = ImmutableKdTree::new_from_slice(&coords);
+    let r2 = radius * radius;
+    points
+        .iter()
+        .map(|p| {
+            tree.nearest_one::<SquaredEuclidean>(&[p.x, p.y, p.z])
+                .distance
+                <= r2
+        })
+        .collect()
 }
 
 fn check_voxel(voxel_size: Real) -> Result<(), CoreError> {

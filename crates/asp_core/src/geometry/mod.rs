@@ -5,7 +5,7 @@ mod cloud;
 mod obb;
 mod transform;
 
-pub use cloud::{PointCloud, VoxelKey, voxel_keys};
+pub use cloud::{PointCloud, VoxelKey, voxel_keys, within_radius};
 pub use obb::OrientedBox;
 pub use transform::{FrameId, Pose2D, Transform};
 
