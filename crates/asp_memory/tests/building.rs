@@ -424,6 +424,10 @@ fn recall_finds_the_places_an_object_was_seen_and_skips_stale_ones() {
             .sqrt();
         assert!(d >= 0.5, "two places for one: {w:?}");
         assert!(w[0].relevance >= w[1].relevance);
+        // equally relevant: the place more views agree on first
+        if w[0].relevance == w[1].relevance {
+            assert!(w[0].viewpoints.len() >= w[1].viewpoints.len(), "{w:?}");
+        }
     }
     // the first place was looked at and found empty: it is not offered again
     let again = recall_places(&h, &q, &params, 0.6, &[places[0].position], 3);

@@ -408,9 +408,13 @@ fn recall_where(
         };
         p.viewpoints.sort_by(|a, b| key(a).total_cmp(&key(b)));
     }
+    // among equally relevant places (the same description), the one more views saw
+    // there first: a single view's misplacement (its box's depth on the wall behind)
+    // is outvoted by the views that agree
     places.sort_by(|a, b| {
         b.relevance
             .total_cmp(&a.relevance)
+            .then(b.viewpoints.len().cmp(&a.viewpoints.len()))
             .then(a.view.cmp(&b.view))
             .then(a.instance.cmp(&b.instance))
     });
