@@ -7,7 +7,7 @@
 //! skill_executor, go_to_node) or the embedded simulator in the next phase;
 //! [`crate::testing::TableWorld`] in tests and benchmarks.
 
-use asp_core::{Failure, FailureKind, ObjectKey, Skill, State};
+use asp_core::{Failure, FailureKind, ObjectKey, Recollection, Skill, State};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
@@ -128,6 +128,22 @@ pub trait ToolBackend: Send + Sync {
         room: Option<&str>,
         ctx: &ToolContext,
     ) -> ToolResult<Found>;
+
+    /// What the building memory (the robot's tour) saw like `query`, within `room` when
+    /// one is named: remembered places, best first. Never moves the robot. A backend
+    /// without a building memory answers that it consulted none.
+    async fn recall_memory(
+        &self,
+        query: &str,
+        room: Option<&str>,
+        ctx: &ToolContext,
+    ) -> ToolResult<Recollection> {
+        let _ = (room, ctx);
+        Ok(Recollection::unavailable(
+            query,
+            "this robot keeps no building memory",
+        ))
+    }
 
     /// Distance from the robot (the arm base on a tabletop, the base on a mobile robot)
     /// to the object's centroid, metres.

@@ -21,6 +21,7 @@ mod llm_agent;
 mod offline;
 pub mod planner;
 pub mod prompts;
+pub mod question;
 pub mod runtime;
 pub mod testing;
 pub mod tools;
@@ -118,6 +119,19 @@ impl Agent {
     /// The offline plan of `goal`.
     pub fn offline_plan(&self, goal: &str) -> Result<Plan, PlanError> {
         planner::understand::subtasks::plan_of(goal, self.grammar.understand(goal))
+    }
+
+    /// The object (category and attributes) and room a question's object phrase names,
+    /// as the goal grammar reads an object phrase ("the red stapler in the office" →
+    /// "red stapler", "office"); the phrase itself when the grammar reads none.
+    fn asked_about(&self, phrase: &str) -> (String, Option<String>) {
+        match self
+            .offline_plan(&format!("pick up {phrase}"))
+            .map(|plan| plan.subtasks.into_iter().next())
+        {
+            Ok(Some(first)) => (first.object, first.room),
+            _ => (phrase.to_owned(), None),
+        }
     }
 
     /// The agent `agent_node.llm.backend` asks for (the LLM client reads its key from the
@@ -227,6 +241,12 @@ impl Agent {
                         String::new(),
                     ),
                 )
+            }
+            Brain::Offline if let Some(phrase) = question::where_question(goal) => {
+                let (object, room) = self.asked_about(&phrase);
+                info!(object, room, "a question of where something is");
+                let end = offline::answer_where(&mut rt, &object, room.as_deref()).await;
+                (None, end)
             }
             Brain::Offline => match self.offline_plan(goal) {
                 Ok(plan) => {

@@ -137,6 +137,58 @@ pub(crate) async fn drive(rt: &mut GoalRuntime<'_>, plan: &Plan) -> DriveEnd {
     DriveEnd::Completed(said)
 }
 
+/// Answers a question of where `object` is (in `room`) from the building memory
+/// (`recall_memory`), without moving: the remembered places, or why there are none.
+pub(crate) async fn answer_where(
+    rt: &mut GoalRuntime<'_>,
+    object: &str,
+    room: Option<&str>,
+) -> DriveEnd {
+    let failed = |message: String| {
+        DriveEnd::Failed(
+            GoalError {
+                code: GoalErrorCode::SubtaskFailed,
+                message,
+            },
+            String::new(),
+        )
+    };
+    if !rt.offered().contains(&ToolName::RecallMemory) {
+        return failed(format!(
+            "cannot say where the {object} is: only a mobile robot keeps a memory of its tour (agent_node.mobile is false)"
+        ));
+    }
+    let req = ToolRequest::RecallMemory {
+        query: object.to_owned(),
+        room: room.map(str::to_owned),
+    };
+    let out = match rt.call("offline_1", req).await {
+        Ok(out) => out.output,
+        Err(stop) => return DriveEnd::Stopped(stop),
+    };
+    let said = sentence(&out.feedback_msg);
+    match &out.output {
+        asp_core::ToolValue::Recollection(r) if out.success && !r.places.is_empty() => {
+            DriveEnd::Completed(said)
+        }
+        _ => failed(said),
+    }
+}
+
+/// `text` with a capital first letter and a full stop.
+fn sentence(text: &str) -> String {
+    let mut chars = text.trim().chars();
+    let mut out: String = chars
+        .next()
+        .map(|c| c.to_uppercase().collect())
+        .unwrap_or_default();
+    out.push_str(chars.as_str());
+    if !out.ends_with(['.', '!', '?', ')']) {
+        out.push('.');
+    }
+    out
+}
+
 fn summary(done: &[String]) -> String {
     if done.is_empty() {
         "no subtask completed".into()

@@ -63,6 +63,14 @@ pub fn system(max_tool_calls: u32, max_retries: u32, mobile: bool) -> String {
                 "mobile_clause",
                 if mobile { " on a mobile base" } else { "" },
             ),
+            (
+                "memory_rule",
+                if mobile {
+                    "\n- When the goal only asks where something is (\"where is my stapler?\"), answer from\n  recall_memory without moving: SUCCESS: with the places it gives, or FAILURE: when\n  the memory saw nothing like it."
+                } else {
+                    ""
+                },
+            ),
         ],
     )
 }
@@ -123,7 +131,12 @@ mod tests {
             s.contains("40 tool calls") && s.contains("3 more times"),
             "{s}"
         );
-        assert!(system(40, 3, true).contains("on a mobile base"));
+        let mobile = system(40, 3, true);
+        assert!(
+            mobile.contains("on a mobile base") && !mobile.contains('{'),
+            "{mobile}"
+        );
+        assert!(mobile.contains("recall_memory") && !s.contains("recall_memory"));
         let m = message("retry_limit_reached", &[("failures", "4")]);
         assert!(m.contains("failed 4 times") && !m.contains('{'), "{m}");
         assert_eq!(message("no_such_message", &[]), "");

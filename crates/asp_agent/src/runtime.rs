@@ -448,6 +448,27 @@ impl<'a> GoalRuntime<'a> {
                 };
                 (out, Vec::new(), cancelled)
             }
+            ToolRequest::RecallMemory { query, room } => {
+                let ctx = self.context(index, call_id);
+                let (r, cancelled) = self
+                    .guarded(backend.recall_memory(&query, room.as_deref(), &ctx))
+                    .await;
+                let out = match r {
+                    // what the memory says, nothing remembered included, is an answer;
+                    // a memory that could not be consulted is not
+                    Ok(recollection) if recollection.consulted => {
+                        let msg = recollection.describe();
+                        ToolOutput::ok(ToolValue::Recollection(recollection), msg)
+                    }
+                    Ok(recollection) => ToolOutput::fail(
+                        self.state.clone(),
+                        Failure::new(FailureKind::Precondition),
+                        recollection.describe(),
+                    ),
+                    Err(f) => self.failed(None, f),
+                };
+                (out, Vec::new(), cancelled)
+            }
             ToolRequest::DistanceTo { obj } => {
                 let ctx = self.context(index, call_id);
                 let (r, c) = self.guarded(backend.distance_to(&obj, &ctx)).await;

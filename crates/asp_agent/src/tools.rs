@@ -20,6 +20,7 @@ use crate::prompts;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ToolName {
     ObjectRetrieval,
+    RecallMemory,
     DistanceTo,
     DistanceBetween,
     LeftOf,
@@ -37,6 +38,7 @@ impl ToolName {
     pub fn all() -> Vec<ToolName> {
         let mut v = vec![
             ToolName::ObjectRetrieval,
+            ToolName::RecallMemory,
             ToolName::DistanceTo,
             ToolName::DistanceBetween,
             ToolName::LeftOf,
@@ -52,6 +54,7 @@ impl ToolName {
     pub fn as_str(self) -> &'static str {
         match self {
             ToolName::ObjectRetrieval => "object_retrieval",
+            ToolName::RecallMemory => "recall_memory",
             ToolName::DistanceTo => "distance_to",
             ToolName::DistanceBetween => "distance_between",
             ToolName::LeftOf => "left_of",
@@ -76,7 +79,9 @@ impl ToolName {
         let name = self.as_str();
         let description = prompts::tool_description(name);
         match self {
-            ToolName::ObjectRetrieval => tool_spec::<QueryArgs>(name, description),
+            ToolName::ObjectRetrieval | ToolName::RecallMemory => {
+                tool_spec::<QueryArgs>(name, description)
+            }
             ToolName::DistanceTo | ToolName::SizeOf | ToolName::Skill(_) => {
                 tool_spec::<ObjArgs>(name, description)
             }
@@ -104,7 +109,7 @@ impl FromStr for ToolName {
     }
 }
 
-/// Arguments of `object_retrieval`.
+/// Arguments of `object_retrieval` and `recall_memory`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QueryArgs {
@@ -158,6 +163,11 @@ pub struct ObjActionArgs {
 pub enum ToolRequest {
     /// `room`: only objects in that room ("the desk in the office").
     ObjectRetrieval {
+        query: String,
+        room: Option<String>,
+    },
+    /// What the building memory saw like `query` (in `room`); no motion.
+    RecallMemory {
         query: String,
         room: Option<String>,
     },
@@ -216,6 +226,7 @@ impl ToolRequest {
     pub fn tool(&self) -> ToolName {
         match self {
             ToolRequest::ObjectRetrieval { .. } => ToolName::ObjectRetrieval,
+            ToolRequest::RecallMemory { .. } => ToolName::RecallMemory,
             ToolRequest::DistanceTo { .. } => ToolName::DistanceTo,
             ToolRequest::DistanceBetween { .. } => ToolName::DistanceBetween,
             ToolRequest::LeftOf { .. } => ToolName::LeftOf,
@@ -230,8 +241,13 @@ impl ToolRequest {
     /// The arguments as the model would send them.
     pub fn args_json(&self) -> Value {
         match self {
-            ToolRequest::ObjectRetrieval { query, room: None } => json!({"query": query}),
+            ToolRequest::ObjectRetrieval { query, room: None }
+            | ToolRequest::RecallMemory { query, room: None } => json!({"query": query}),
             ToolRequest::ObjectRetrieval {
+                query,
+                room: Some(room),
+            }
+            | ToolRequest::RecallMemory {
                 query,
                 room: Some(room),
             } => json!({"query": query, "room": room}),
@@ -250,7 +266,7 @@ impl ToolRequest {
     /// The object keys the call refers to.
     pub fn objects(&self) -> Vec<&ObjectKey> {
         match self {
-            ToolRequest::ObjectRetrieval { .. } => vec![],
+            ToolRequest::ObjectRetrieval { .. } | ToolRequest::RecallMemory { .. } => vec![],
             ToolRequest::DistanceTo { obj }
             | ToolRequest::SizeOf { obj }
             | ToolRequest::Skill { obj, .. }
@@ -289,16 +305,19 @@ impl ToolRequest {
             return Err(Rejection::new(FailureKind::NotAllowed, why));
         }
         let req = match tool {
-            ToolName::ObjectRetrieval => {
+            ToolName::ObjectRetrieval | ToolName::RecallMemory => {
                 let a: QueryArgs = args_of(tool, args)?;
-                ToolRequest::ObjectRetrieval {
-                    query: text_arg(tool, "query", a.query)?,
-                    // strict schemas make every field required: null or "" is no room
-                    room: a
-                        .room
-                        .filter(|r| !r.trim().is_empty())
-                        .map(|r| text_arg(tool, "room", r))
-                        .transpose()?,
+                let query = text_arg(tool, "query", a.query)?;
+                // strict schemas make every field required: null or "" is no room
+                let room = a
+                    .room
+                    .filter(|r| !r.trim().is_empty())
+                    .map(|r| text_arg(tool, "room", r))
+                    .transpose()?;
+                if tool == ToolName::ObjectRetrieval {
+                    ToolRequest::ObjectRetrieval { query, room }
+                } else {
+                    ToolRequest::RecallMemory { query, room }
                 }
             }
             ToolName::DistanceTo => ToolRequest::DistanceTo {
@@ -383,13 +402,13 @@ fn text_arg(tool: ToolName, field: &str, value: String) -> Result<String, Reject
     Ok(t.to_owned())
 }
 
-/// The tools offered to the model: everything but go_to on a tabletop robot, and only
-/// the allowed skills.
+/// The tools offered to the model: everything but go_to and recall_memory (a tour's
+/// memory) on a tabletop robot, and only the allowed skills.
 pub fn offered_tools(allowed_skills: &[Skill], mobile: bool) -> Vec<ToolName> {
     ToolName::all()
         .into_iter()
         .filter(|t| match t {
-            ToolName::GoTo => mobile,
+            ToolName::GoTo | ToolName::RecallMemory => mobile,
             ToolName::Skill(s) => allowed_skills.contains(s),
             _ => true,
         })
@@ -406,7 +425,7 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        assert_eq!(ToolName::all().len(), 17);
+        assert_eq!(ToolName::all().len(), 18);
         for t in ToolName::all() {
             assert_eq!(t.as_str().parse::<ToolName>(), Ok(t));
         }
@@ -430,6 +449,24 @@ mod tests {
         .unwrap();
         assert_eq!(r.args_json()["action"], "press the bell button");
         assert_eq!(r.tool(), ToolName::Interact);
+        let r = ToolRequest::parse(
+            "recall_memory",
+            &json!({"query": " red stapler ", "room": "office"}),
+            &all(),
+        )
+        .unwrap();
+        assert_eq!(
+            r,
+            ToolRequest::RecallMemory {
+                query: "red stapler".into(),
+                room: Some("office".into())
+            }
+        );
+        assert!(!r.tool().is_action(), "recalling never moves the robot");
+        assert_eq!(
+            ToolRequest::parse("recall_memory", &r.args_json(), &all()).unwrap(),
+            r
+        );
     }
 
     #[test]
@@ -503,6 +540,8 @@ mod tests {
     fn disallowed_skills_and_go_to_are_not_offered() {
         let offered = offered_tools(&[Skill::Grasp, Skill::Place], false);
         assert!(!offered.contains(&ToolName::GoTo));
+        assert!(!offered.contains(&ToolName::RecallMemory));
+        assert!(offered_tools(&[Skill::Grasp], true).contains(&ToolName::RecallMemory));
         assert!(!offered.contains(&ToolName::Skill(Skill::PinchPull)));
         let r = ToolRequest::parse("pinch_pull", &json!({"obj": "plug_0"}), &offered).unwrap_err();
         assert_eq!(r.kind, FailureKind::NotAllowed);

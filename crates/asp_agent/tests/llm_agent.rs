@@ -40,13 +40,19 @@ async fn a_normal_run_moves_the_mug_into_the_bowl() {
         .expect_message_contains("Goal: pick up the mug and put it in the bowl")
         .expect_message_contains("1. pick up the mug")
         .expect_message_contains("SUCCESS:")
-        .expect("go_to is not offered on a tabletop", |r| {
-            if r.tool_names().contains(&"go_to".to_owned()) {
-                Err("go_to offered".into())
-            } else {
-                Ok(())
-            }
-        }),
+        .expect(
+            "go_to and recall_memory are not offered on a tabletop",
+            |r| {
+                let names = r.tool_names();
+                if names.contains(&"go_to".to_owned())
+                    || names.contains(&"recall_memory".to_owned())
+                {
+                    Err(format!("offered: {names:?}"))
+                } else {
+                    Ok(())
+                }
+            },
+        ),
         Step::reply(Reply::tool_call(
             "object_retrieval",
             json!({"query": "bowl"}),
@@ -874,4 +880,37 @@ async fn agents_are_built_from_the_configuration() {
     let agent = asp_agent::Agent::from_config(&AspConfig::default(), world()).unwrap();
     assert_eq!(agent.kind(), asp_agent::AgentKind::Offline);
     assert_eq!(agent.settings().max_tool_calls, 40);
+}
+
+/// On a mobile robot the model may ask the building memory where things are: the call
+/// is parsed like object_retrieval's, reaches the robot side, moves nothing, and its
+/// answer (here: this world keeps no memory) goes back to the model.
+#[tokio::test]
+async fn the_model_asks_the_building_memory_on_a_mobile_robot() {
+    let server = ScriptedServer::start(vec![
+        Step::reply(Reply::tool_call(
+            "recall_memory",
+            json!({"query": "red mug", "room": null}),
+        ))
+        .expect_tool_offered("recall_memory")
+        .expect_message_contains("answer from\n  recall_memory without moving"),
+        Step::reply(Reply::text("FAILURE: I have no memory of a red mug."))
+            .expect_last_tool_result_contains("keeps no building memory"),
+    ])
+    .await
+    .unwrap();
+    let w = world();
+    let mobile = asp_agent::AgentSettings {
+        mobile: true,
+        ..settings()
+    };
+    let (agent, _) = llm_agent(&server, w.clone(), mobile);
+    let report = run(&agent, "where did you see the red mug?").await;
+    server.verify().unwrap();
+    assert_eq!(failed_with(&report), GoalErrorCode::ModelGaveUp);
+    assert_eq!(
+        trace(&report),
+        [r#"recall_memory({"query":"red mug","room":null}) -> false"#]
+    );
+    assert!(w.calls().is_empty(), "{:?}", w.calls());
 }

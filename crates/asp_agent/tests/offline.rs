@@ -722,3 +722,51 @@ async fn named_rooms_go_with_their_objects_retrieval() {
         ]
     );
 }
+
+/// A question of where something is is answered from the building memory, never by
+/// acting: on a tabletop robot (no tour) it says so, on a mobile one it asks
+/// `recall_memory` once (this world keeps no memory, and the answer says that).
+#[tokio::test]
+async fn where_questions_are_answered_from_memory_without_acting() {
+    let w = world();
+    let (agent, _) = offline_agent(w.clone(), settings());
+    let report = run(&agent, "Where is the red mug?").await;
+    assert_eq!(failed_code(&report), GoalErrorCode::SubtaskFailed);
+    assert!(
+        report.summary.contains("only a mobile robot"),
+        "{}",
+        report.summary
+    );
+    assert_eq!(report.tool_calls, 0);
+
+    let mobile = asp_agent::AgentSettings {
+        mobile: true,
+        ..settings()
+    };
+    let (agent, _) = offline_agent(w.clone(), mobile);
+    let report = run(
+        &agent,
+        "hey robot, do you know where the red mug in the kitchen is?",
+    )
+    .await;
+    assert_eq!(failed_code(&report), GoalErrorCode::SubtaskFailed);
+    assert_eq!(
+        trace(&report),
+        [r#"recall_memory({"query":"red mug","room":"kitchen"}) -> false"#]
+    );
+    assert!(
+        report.summary.contains("not consulted")
+            && report.summary.contains("keeps no building memory"),
+        "{}",
+        report.summary
+    );
+    assert!(w.calls().is_empty(), "{:?}", w.calls());
+    assert_eq!(w.held(), None);
+}
+
+fn failed_code(report: &asp_agent::GoalReport) -> GoalErrorCode {
+    match &report.status {
+        GoalStatus::Failed { error } => error.code,
+        other => panic!("expected a failure, got {other:?}: {}", report.summary),
+    }
+}

@@ -48,7 +48,7 @@ fn tool_schemas_are_strict_and_match_the_argument_types() {
             .collect();
         assert_eq!(props.len(), required.len(), "{t}: every property required");
         let expected: &[&str] = match t {
-            ToolName::ObjectRetrieval => &["query", "room"],
+            ToolName::ObjectRetrieval | ToolName::RecallMemory => &["query", "room"],
             ToolName::DistanceBetween | ToolName::LeftOf | ToolName::RightOf => &["a", "b"],
             ToolName::Interact | ToolName::GoTo => &["action", "obj"],
             _ => &["obj"],
@@ -67,6 +67,6 @@ fn offered_tools_follow_the_robot() {
         "offered_tabletop_default",
         names(offered_tools(&Skill::ALL, false))
     );
-    assert_eq!(offered_tools(&Skill::ALL, true).len(), 17);
+    assert_eq!(offered_tools(&Skill::ALL, true).len(), 18);
     assert_eq!(offered_tools(&[], false).len(), 7);
 }

@@ -9,6 +9,7 @@ pub mod image;
 pub mod map;
 pub mod metrics;
 pub mod models;
+pub mod recall;
 pub mod robot;
 pub mod skill;
 pub mod state;
@@ -18,6 +19,7 @@ pub use evidence::{Cost, EvidencePayload, EvidenceRecord, EvidenceType, Producer
 pub use geometry::{FrameId, Isometry3, Point3, PointCloud, Pose2D, Real, Transform, Vector3};
 pub use image::{Box2, DepthImage, Image, LabelImage, Mask, PixelRect, Rgb8, RgbImage};
 pub use map::{Affordance, AffordanceProvenance, Crop, Object, ObjectId, ObjectMap};
+pub use recall::{RecalledObject, Recollection};
 pub use skill::{GripperPrecondition, Skill, SkillTarget};
 pub use state::{Failure, FailureKind, ObjectKey, State, ToolOutput, ToolValue};
 

@@ -118,13 +118,15 @@ impl State {
     }
 }
 
-/// What a tool returns besides success: a state, a number or a truth value (SPEC §1.2).
+/// What a tool returns besides success: a state, a number or a truth value (SPEC §1.2),
+/// or what the building memory recalls (`recall_memory`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", content = "value", rename_all = "snake_case")]
 pub enum ToolValue {
     State(State),
     Number(f64),
     Bool(bool),
+    Recollection(crate::recall::Recollection),
 }
 
 /// Why a tool call failed, in a form code can act on; the text for the model is in

@@ -8,9 +8,10 @@ use asp_perception::Retrieval;
 use asp_ros::msg::asp_interfaces::{
     Failure, GetObject, GetObjectMap, GetObjectMapRequest, GetObjectMapResponse, GetObjectRequest,
     GetObjectResponse, ObjectMapSummary, ObjectMoved, ObjectMovedRequest, ObjectMovedResponse,
-    RebuildMap, RebuildMapRequest, RebuildMapResponse, Relocalize, RelocalizeRequest,
-    RelocalizeResponse, RetrieveObjects, RetrieveObjectsRequest, RetrieveObjectsResponse,
-    SpatialQuery as SpatialQuerySrv, SpatialQueryRequest, SpatialQueryResponse,
+    RebuildMap, RebuildMapRequest, RebuildMapResponse, RecallMemory, RecallMemoryRequest,
+    RecallMemoryResponse, Relocalize, RelocalizeRequest, RelocalizeResponse, RetrieveObjects,
+    RetrieveObjectsRequest, RetrieveObjectsResponse, SpatialQuery as SpatialQuerySrv,
+    SpatialQueryRequest, SpatialQueryResponse,
 };
 use asp_ros::msg::builtin_interfaces::Time;
 use asp_ros::msg::std_msgs::Header;
@@ -178,6 +179,36 @@ pub fn serve_object_map(
                     Err(e) => RetrieveObjectsResponse {
                         failure: failure_of(&e),
                         ..RetrieveObjectsResponse::default()
+                    },
+                }
+            }
+        },
+    )?);
+
+    let p = port.clone();
+    servers.push(node.serve::<RecallMemory, _, _>(
+        names::RECALL_MEMORY_SERVICE,
+        move |req: RecallMemoryRequest| {
+            let p = p.clone();
+            async move {
+                let room = Some(req.room.trim()).filter(|r| !r.is_empty());
+                let out = async {
+                    let r = p.recollect(&req.query, room).await?;
+                    let json = to_json(&r, "the recollection")?;
+                    Ok::<_, ServiceError>((r, json))
+                }
+                .await;
+                match out {
+                    Ok((r, recollection_json)) => RecallMemoryResponse {
+                        success: true,
+                        failure: Failure::default(),
+                        consulted: r.consulted,
+                        answer: r.describe(),
+                        recollection_json,
+                    },
+                    Err(e) => RecallMemoryResponse {
+                        failure: failure_of(&e),
+                        ..RecallMemoryResponse::default()
                     },
                 }
             }
@@ -384,6 +415,7 @@ pub fn serve_object_map(
 /// an object's bytes. Affordance detection needs them.
 pub struct ObjectMapClient {
     retrieve: Client<RetrieveObjects>,
+    recall: Client<RecallMemory>,
     spatial: Client<SpatialQuerySrv>,
     object: Client<GetObject>,
     snapshot: Client<GetObjectMap>,
@@ -406,6 +438,7 @@ impl ObjectMapClient {
     pub fn new(node: &Node) -> Result<Self, NodeError> {
         Ok(Self {
             retrieve: node.client(names::RETRIEVE_SERVICE)?,
+            recall: node.client(names::RECALL_MEMORY_SERVICE)?,
             spatial: node.client(names::SPATIAL_SERVICE)?,
             object: node.client(names::GET_OBJECT_SERVICE)?,
             snapshot: node.client(names::SNAPSHOT_SERVICE)?,
@@ -447,6 +480,25 @@ impl ObjectMapPort for ObjectMapClient {
 
     async fn retrieve_in_room(&self, query: &str, room: &str) -> Result<Retrieval, ServiceError> {
         self.retrieve_in(query, room).await
+    }
+
+    async fn recollect(
+        &self,
+        query: &str,
+        room: Option<&str>,
+    ) -> Result<asp_core::Recollection, ServiceError> {
+        let r = self
+            .recall
+            .call(RecallMemoryRequest {
+                query: query.to_owned(),
+                room: room.unwrap_or_default().to_owned(),
+            })
+            .await
+            .map_err(|e| transport_error(&e, names::RECALL_MEMORY_SERVICE))?;
+        if let Some(e) = failed_response(r.success, &r.failure, "recall_memory") {
+            return Err(e);
+        }
+        from_json(&r.recollection_json, "the recollection")
     }
 
     async fn spatial(&self, query: &SpatialQuery) -> Result<SpatialAnswer, ServiceError> {

@@ -17,6 +17,7 @@ pub const READY_TOPIC: &str = "/asp/ready";
 
 /// object_map_node's services.
 pub const RETRIEVE_SERVICE: &str = "/asp/object_map/retrieve";
+pub const RECALL_MEMORY_SERVICE: &str = "/asp/object_map/recall_memory";
 pub const SPATIAL_SERVICE: &str = "/asp/object_map/spatial_query";
 pub const GET_OBJECT_SERVICE: &str = "/asp/object_map/get_object";
 pub const SNAPSHOT_SERVICE: &str = "/asp/object_map/snapshot";

@@ -74,6 +74,32 @@ impl ObjectMapPort for OneMug {
             room: None,
         })
     }
+    async fn recollect(
+        &self,
+        query: &str,
+        room: Option<&str>,
+    ) -> Result<asp_core::Recollection, ServiceError> {
+        if room == Some("attic") {
+            return Err(ServiceError::new(
+                FailureKind::Perception,
+                "cannot tell where the attic is",
+            ));
+        }
+        Ok(asp_core::Recollection {
+            query: query.to_owned(),
+            room: room.map(str::to_owned),
+            consulted: true,
+            places: vec![asp_core::RecalledObject {
+                description: "red stapler".into(),
+                position: [3.0, 1.0, 0.75],
+                relevance: 0.8,
+                distance_m: Some(3.2),
+                looks_like: Some("office".into()),
+                seen_with: vec!["wooden desk".into()],
+            }],
+            note: String::new(),
+        })
+    }
     async fn spatial(&self, _: &SpatialQuery) -> Result<SpatialAnswer, ServiceError> {
         Ok(SpatialAnswer::Number(0.5))
     }
@@ -203,6 +229,18 @@ async fn map_failures_keep_their_kind_across_the_wire() {
             .unwrap(),
         SpatialAnswer::Number(0.5)
     );
+    // what the building memory recalls crosses whole, its failures keep their kind
+    let recalled = client.recollect("stapler", Some("office")).await.unwrap();
+    assert_eq!(
+        recalled,
+        OneMug.recollect("stapler", Some("office")).await.unwrap()
+    );
+    let e = client
+        .recollect("stapler", Some("attic"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.failure.kind, FailureKind::Perception);
+    assert!(e.message.contains("attic"), "{}", e.message);
     // a server that is not there is a retryable internal failure, not a hang
     let lonely = Transport::in_process_with(asp_ros::TransportSettings {
         discovery_timeout: Duration::from_millis(200),

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use asp_affordance::{AffordanceReport, DetectedAffordance};
 use asp_agent::{ActionReport, Found, ToolBackend, ToolContext, ToolFailure, ToolResult, Verdict};
-use asp_core::{FailureKind, ObjectKey, Skill};
+use asp_core::{FailureKind, ObjectKey, Recollection, Skill};
 use asp_perception::Retrieval;
 use asp_skills::{HeldObject, SkillReport, SkillRequest};
 use asp_verify::Relation;
@@ -592,6 +592,15 @@ impl ToolBackend for GraphBackend {
             retrieval,
         });
         Ok(found)
+    }
+
+    async fn recall_memory(
+        &self,
+        query: &str,
+        room: Option<&str>,
+        _: &ToolContext,
+    ) -> ToolResult<Recollection> {
+        self.map.recollect(query, room).await.map_err(tool_failure)
     }
 
     async fn distance_to(&self, obj: &ObjectKey, _: &ToolContext) -> ToolResult<f64> {

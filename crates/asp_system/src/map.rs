@@ -1228,6 +1228,143 @@ impl MapService {
             .map_err(|e| ServiceError::new(FailureKind::Perception, e.to_string()))
     }
 
+    /// Embeds `agent_node.building_memory.room_kinds` into `st.room_kinds`, once.
+    fn embed_room_kinds(&self, st: &mut MapState) -> Result<(), ServiceError> {
+        if st.room_kinds.is_empty() {
+            st.room_kinds = self
+                .cfg
+                .config
+                .agent_node
+                .building_memory
+                .room_kinds
+                .iter()
+                .map(|k| self.embed_text(k))
+                .collect::<Result<_, _>>()?;
+        }
+        Ok(())
+    }
+
+    /// What the building memory saw like `query` (within `room` when one is named), as
+    /// recall would visit it, without moving: each place with its distance from the
+    /// base, the kind of room its zone looks like and what else was seen there. Places
+    /// found empty during this run are left out (and counted in the note).
+    async fn remembered(
+        &self,
+        query: &str,
+        room: Option<&str>,
+    ) -> Result<asp_core::Recollection, ServiceError> {
+        use asp_core::{RecalledObject, Recollection};
+        use asp_memory::building::{RoomParams, recall_request, zone_kinds, zone_of};
+        let m = &self.cfg.config.agent_node.building_memory;
+        let mut st = self.state.lock().await;
+        let Some(memory) = self.building_memory(&mut st)? else {
+            let path = self.cfg.data_path(&m.database);
+            return Ok(Recollection::unavailable(
+                query,
+                format!(
+                    "no building memory at {} (agent_node.building_memory.database): the robot has not toured this site, or `asp memory build` has not run",
+                    path.display()
+                ),
+            ));
+        };
+        let scope = match room {
+            Some(room) => match self.room_filter(&mut st, room)? {
+                Some(filter) => Some(filter.scope),
+                None => {
+                    return Ok(Recollection {
+                        room: Some(room.to_owned()),
+                        ..Recollection::unavailable(
+                            query,
+                            format!(
+                                "rooms are off (agent_node.building_memory.rooms), so not the {room}; ask without the room"
+                            ),
+                        )
+                    });
+                }
+            },
+            None => None,
+        };
+        let text = self.embed_text(query)?;
+        let max = m.max_places.max(1);
+        let places = recall_request(
+            &memory,
+            query,
+            &text,
+            scope.as_ref(),
+            m.min_relevance,
+            &[],
+            max + st.stale.len(),
+        );
+        let near = |a: &[f64; 3], b: &[f64; 3]| {
+            (a[0] - b[0]).hypot(a[1] - b[1]) < 0.5 && (a[2] - b[2]).abs() < 0.5
+        };
+        let (stale, fresh): (Vec<_>, Vec<_>) = places
+            .into_iter()
+            .partition(|p| st.stale.iter().any(|s| near(s, &p.position)));
+        self.embed_room_kinds(&mut st)?;
+        let kinds: Vec<(&str, &[f32])> = m
+            .room_kinds
+            .iter()
+            .map(String::as_str)
+            .zip(st.room_kinds.iter().map(Vec::as_slice))
+            .collect();
+        let params = RoomParams {
+            margin: m.room_margin,
+            temperature: m.room_temperature,
+        };
+        let looks = zone_kinds(&memory, &kinds, &params);
+        let base = self.base.base_pose().await.ok();
+        let places = fresh
+            .into_iter()
+            .take(max)
+            .map(|p| {
+                let zone = zone_of(&memory, p.position).and_then(|z| looks[z as usize].as_ref());
+                RecalledObject {
+                    distance_m: base.map(|b| {
+                        (p.position[0] - f64::from(b.x)).hypot(p.position[1] - f64::from(b.y))
+                    }),
+                    looks_like: zone.map(|z| kinds[z.kind].0.to_owned()),
+                    seen_with: zone
+                        .map(|z| {
+                            z.evidence
+                                .iter()
+                                .filter(|d| !d.eq_ignore_ascii_case(&p.description))
+                                .cloned()
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                    description: p.description,
+                    position: p.position,
+                    relevance: p.relevance,
+                }
+            })
+            .collect();
+        let mut notes = Vec::new();
+        if let (Some(room), Some(scope)) = (room, &scope) {
+            notes.push(if scope.evidence.is_empty() {
+                format!("kept to the {room} as the building memory tells it")
+            } else {
+                format!(
+                    "kept to the {room}: where the building memory saw {}",
+                    scope.evidence.join(", ")
+                )
+            });
+        }
+        if !stale.is_empty() {
+            notes.push(format!(
+                "{} place(s) looked at during this run and found empty left out",
+                stale.len()
+            ));
+        }
+        Ok(Recollection {
+            query: query.to_owned(),
+            room: room.map(str::to_owned),
+            consulted: true,
+            places,
+            note: notes.join("; "),
+        })
+    }
+
     /// The zones of the building memory taken for `room`; `None` without a memory or
     /// with `agent_node.building_memory.rooms` off.
     fn room_filter(
@@ -1242,13 +1379,7 @@ impl MapService {
             return Ok(None);
         };
         let m = &self.cfg.config.agent_node.building_memory;
-        if st.room_kinds.is_empty() {
-            st.room_kinds = m
-                .room_kinds
-                .iter()
-                .map(|k| self.embed_text(k))
-                .collect::<Result<_, _>>()?;
-        }
+        self.embed_room_kinds(st)?;
         let text = self.embed_text(room)?;
         let names = asp_memory::building::RoomNames {
             room,
@@ -1623,6 +1754,14 @@ impl ObjectMapPort for MapService {
             format!("kept to the {room}: where the building memory saw {taken_for}")
         });
         Ok(out)
+    }
+
+    async fn recollect(
+        &self,
+        query: &str,
+        room: Option<&str>,
+    ) -> Result<asp_core::Recollection, ServiceError> {
+        self.remembered(query, room).await
     }
 
     async fn spatial(&self, query: &SpatialQuery) -> Result<SpatialAnswer, ServiceError> {

@@ -142,6 +142,20 @@ pub trait ObjectMapPort: Send + Sync {
             ),
         ))
     }
+    /// What the building memory (the robot's tour) saw like `query`, within `room` when
+    /// one is named: places, best first, without moving the robot. A map without a
+    /// building memory says it consulted none.
+    async fn recollect(
+        &self,
+        query: &str,
+        room: Option<&str>,
+    ) -> Result<asp_core::Recollection, ServiceError> {
+        let _ = room;
+        Ok(asp_core::Recollection::unavailable(
+            query,
+            "this object map keeps no building memory",
+        ))
+    }
     async fn spatial(&self, query: &SpatialQuery) -> Result<SpatialAnswer, ServiceError>;
     async fn object(&self, key: &ObjectKey) -> Result<MapObject, ServiceError>;
     /// Rebuilds the map from the robot's cameras (SPEC §1.7). `keep` (the held object)

@@ -8,13 +8,16 @@ mod common;
 
 use std::sync::Arc;
 
+use asp_agent::{AgentEvent, GoalStatus};
 use asp_core::models::MemoryVlm;
 use asp_core::robot::BaseNavigation;
+use asp_core::{Recollection, ToolValue};
 use asp_memory::building::{
     Affordance, BuildingMemory, EmbeddingJudge, Query, RetrievalParams, retrieve,
 };
 use asp_system::ObjectMapPort;
 use asp_system::tour_memory::build_memory_from_bag;
+use tokio_util::sync::CancellationToken;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_explored_tour_is_recorded_and_becomes_a_building_memory_that_finds_objects() {
@@ -138,8 +141,69 @@ async fn an_explored_tour_is_recorded_and_becomes_a_building_memory_that_finds_o
     let mut fresh = cfg.clone();
     fresh.config.object_map_node.mapping.explore.enabled = false;
     fresh.config.object_map_node.mapping.explore.record = Default::default();
+    fresh.config.agent_node.mobile = true;
     let (system, _) = common::start_on(&fresh, "mobile/dial_phone.yaml", false).await;
     let start = system.sim.base_pose().await.unwrap();
+    // asked where it is, the agent answers from the memory (recall_memory), unmoved
+    let report = system
+        .agent
+        .run_goal(
+            "where_1",
+            "Hey robot, where did you last see the red stapler?",
+            CancellationToken::new(),
+        )
+        .await;
+    eprintln!("answer: {}", report.summary);
+    assert_eq!(report.status, GoalStatus::Completed, "{}", report.summary);
+    let recalled: Vec<&Recollection> = report
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolFinished { output, .. } => match &output.output {
+                ToolValue::Recollection(r) => Some(r),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert_eq!(recalled.len(), 1, "one call, recall_memory: {report:?}");
+    let best = &recalled[0].places[0];
+    let stapler = truth[1].1;
+    assert!(
+        (best.position[0] - stapler[0]).hypot(best.position[1] - stapler[1]) < 0.5,
+        "the memory's best place {best:?}, the stapler at {stapler:?}"
+    );
+    let d = (best.position[0] - f64::from(start.x)).hypot(best.position[1] - f64::from(start.y));
+    assert!(
+        best.distance_m.is_some_and(|m| (m - d).abs() < 0.05),
+        "{best:?} from {start:?}"
+    );
+    assert!(
+        report.summary.contains(&best.description),
+        "{}",
+        report.summary
+    );
+    // the office, as the memory learned it from what its zone saw (no labels)
+    assert_eq!(best.looks_like.as_deref(), Some("office"), "{best:?}");
+    let report = system
+        .agent
+        .run_goal(
+            "where_2",
+            "have you seen a purple unicorn?",
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(
+        matches!(report.status, GoalStatus::Failed { .. }),
+        "{report:?}"
+    );
+    assert!(
+        report.summary.contains("saw nothing like"),
+        "{}",
+        report.summary
+    );
+    let here = system.sim.base_pose().await.unwrap();
+    assert!(start.distance_to(&here) < 0.01, "{start:?} → {here:?}");
     // never seen on the tour: nothing remembered, no drive (a sideways search and back)
     let found = system.map.retrieve("a purple unicorn").await.unwrap();
     assert!(found.keys.is_empty(), "{found:?}");

@@ -31,7 +31,9 @@ pub use retrieve::{
     EmbeddingJudge, InstanceJudge, Query, RememberedPlace, RetrievalParams, Retrieved,
     flat_retrieve, recall_in_room, recall_places, recall_request, retrieve,
 };
-pub use rooms::{RoomNames, RoomParams, RoomScope, room_scope, room_scores, zone_of};
+pub use rooms::{
+    RoomNames, RoomParams, RoomScope, ZoneKind, room_scope, room_scores, zone_kinds, zone_of,
+};
 pub use store::{BUILDING_FORMAT, BuildingMemory};
 pub use summarise::{KeywordSummariser, Summariser};
 pub use views::view_from_frame;

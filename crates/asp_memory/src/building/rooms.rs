@@ -189,6 +189,53 @@ pub fn room_scores(memory: &Hierarchy, names: &RoomNames<'_>, params: &RoomParam
     scores(&zones, &weights, names, params).0
 }
 
+/// The kind of room a zone looks like.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ZoneKind {
+    /// Index into the kinds asked about.
+    pub kind: usize,
+    /// The zone's score for that kind (as [`room_scores`]).
+    pub score: f32,
+    /// The zone's objects that most suggested it, most first (at most three).
+    pub evidence: Vec<String>,
+}
+
+/// Each level-4 zone's likeliest kind among `kinds` (names with their text embeddings):
+/// the kind it scores highest for, each kind told apart from the others as a named
+/// room is ([`room_scores`]). `None` for a zone that saw nothing to tell a room by.
+pub fn zone_kinds(
+    memory: &Hierarchy,
+    kinds: &[(&str, &[f32])],
+    params: &RoomParams,
+) -> Vec<Option<ZoneKind>> {
+    let (objects, weights) = zone_objects(memory);
+    let embedded: Vec<Vec<f32>> = kinds.iter().map(|(_, e)| e.to_vec()).collect();
+    let mut best: Vec<Option<ZoneKind>> = vec![None; objects.len()];
+    for (k, (name, text)) in kinds.iter().enumerate() {
+        let names = RoomNames {
+            room: name,
+            text,
+            kinds: &embedded,
+        };
+        let (scored, evidence) = scores(&objects, &weights, &names, params);
+        for (z, (score, parts)) in scored.into_iter().zip(evidence).enumerate() {
+            if score > 0.0 && best[z].as_ref().is_none_or(|b| score > b.score) {
+                best[z] = Some(ZoneKind {
+                    kind: k,
+                    score,
+                    evidence: parts
+                        .into_iter()
+                        .take(3)
+                        .filter(|(_, b)| *b > 0.0)
+                        .map(|(d, _)| d)
+                        .collect(),
+                });
+            }
+        }
+    }
+    best
+}
+
 /// The zones taken for the named room: the best scored, every other within
 /// `params.margin` of its score, and the zones most of whose objects those saw. `None`
 /// for a memory without zones or where no zone saw an object.
@@ -442,6 +489,34 @@ mod tests {
         // the desk side (desk and stapler) over the door side (the desk alone)
         assert!(scores[0] > scores[1], "{scores:?}");
         assert!(scores[1] > scores[2] && scores[2] > scores[3], "{scores:?}");
+    }
+
+    #[test]
+    fn each_zone_looks_like_the_kind_its_distinctive_objects_suggest() {
+        let h = storey();
+        let (office, kitchen) = (unit(OFFICE), unit(KITCHEN));
+        let hall = unit([0.0, 0.0, 1.0, 0.0]);
+        let kinds = [
+            ("office", office.as_slice()),
+            ("kitchen", kitchen.as_slice()),
+            ("hallway", hall.as_slice()),
+        ];
+        let looks = zone_kinds(&h, &kinds, &RoomParams::default());
+        let kind = |z: usize| looks[z].as_ref().map(|k| kinds[k.kind].0);
+        assert_eq!(kind(0), Some("office"), "{looks:?}");
+        assert_eq!(kind(1), Some("office"), "{looks:?}");
+        assert_eq!(kind(3), Some("kitchen"), "{looks:?}");
+        // bare walls, which every zone saw, say nothing
+        assert_eq!(looks[4], None, "{looks:?}");
+        let desk_side = looks[0].as_ref().unwrap();
+        assert_eq!(
+            desk_side.evidence.first().map(String::as_str),
+            Some("stapler")
+        );
+        assert!(
+            !desk_side.evidence.iter().any(|e| e == "walls"),
+            "{desk_side:?}"
+        );
     }
 
     #[test]

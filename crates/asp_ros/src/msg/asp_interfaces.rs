@@ -149,6 +149,20 @@ crate::ros_message! {
         pub retrieval_json: String,
     }
 
+    pub struct RecallMemoryRequest in asp_interfaces / srv as "RecallMemory_Request" {
+        pub query: String,
+        /// Only places in this room; empty: anywhere.
+        pub room: String,
+    }
+
+    pub struct RecallMemoryResponse in asp_interfaces / srv as "RecallMemory_Response" {
+        pub success: bool,
+        pub failure: Failure,
+        pub consulted: bool,
+        pub answer: String,
+        pub recollection_json: String,
+    }
+
     pub struct SpatialQueryRequest in asp_interfaces / srv as "SpatialQuery_Request" {
         pub relation: String,
         pub a: String,
@@ -322,6 +336,10 @@ crate::ros_service! {
     pub struct RetrieveObjects in asp_interfaces { RetrieveObjectsRequest, RetrieveObjectsResponse }
 }
 crate::ros_service! {
+    /// `asp_interfaces/srv/RecallMemory`: `recall_memory` on object_map_node.
+    pub struct RecallMemory in asp_interfaces { RecallMemoryRequest, RecallMemoryResponse }
+}
+crate::ros_service! {
     /// `asp_interfaces/srv/SpatialQuery`: a spatial question on object_map_node.
     pub struct SpatialQuery in asp_interfaces { SpatialQueryRequest, SpatialQueryResponse }
 }
@@ -434,6 +452,8 @@ crate::msg::register!(
     SimGroundTruth,
     RetrieveObjectsRequest,
     RetrieveObjectsResponse,
+    RecallMemoryRequest,
+    RecallMemoryResponse,
     SpatialQueryRequest,
     SpatialQueryResponse,
     GetObjectRequest,
