@@ -1295,9 +1295,9 @@ impl MapService {
             &[],
             max + st.stale.len(),
         );
-        let near = |a: &[f64; 3], b: &[f64; 3]| {
-            (a[0] - b[0]).hypot(a[1] - b[1]) < 0.5 && (a[2] - b[2]).abs() < 0.5
-        };
+        // as recall_request's own exclusion (one place: within half a metre)
+        let near =
+            |a: &[f64; 3], b: &[f64; 3]| (a[0] - b[0]).hypot(a[1] - b[1]).hypot(a[2] - b[2]) < 0.5;
         let (stale, fresh): (Vec<_>, Vec<_>) = places
             .into_iter()
             .partition(|p| st.stale.iter().any(|s| near(s, &p.position)));

@@ -241,6 +241,16 @@ async fn an_explored_tour_is_recorded_and_becomes_a_building_memory_that_finds_o
         start.distance_to(&here) > 0.5 || (start.theta - here.theta).abs() > 0.3,
         "the base did not go to where the tour saw the phone: {start:?} → {here:?}"
     );
+    // asked again, the memory leaves out the place found empty, and says so
+    let said = system.map.recollect("desk telephone", None).await.unwrap();
+    assert!(said.note.contains("found empty left out"), "{said:?}");
+    let phone = truth[0].1;
+    assert!(
+        said.places
+            .iter()
+            .all(|p| (p.position[0] - phone[0]).hypot(p.position[1] - phone[1]) > 0.5),
+        "{said:?}"
+    );
     drop(system);
 
     // a second open of another site is refused by name
