@@ -21,13 +21,6 @@ fn world() -> Arc<TableWorld> {
     Arc::new(TableWorld::tabletop())
 }
 
-fn failed_with(report: &asp_agent::GoalReport) -> GoalErrorCode {
-    match &report.status {
-        GoalStatus::Failed { error } => error.code,
-        other => panic!("expected a failure, got {other:?}: {}", report.summary),
-    }
-}
-
 #[tokio::test]
 async fn a_normal_run_moves_the_mug_into_the_bowl() {
     let server = ScriptedServer::start(vec![

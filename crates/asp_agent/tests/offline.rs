@@ -731,7 +731,7 @@ async fn where_questions_are_answered_from_memory_without_acting() {
     let w = world();
     let (agent, _) = offline_agent(w.clone(), settings());
     let report = run(&agent, "Where is the red mug?").await;
-    assert_eq!(failed_code(&report), GoalErrorCode::SubtaskFailed);
+    assert_eq!(failed_with(&report), GoalErrorCode::SubtaskFailed);
     assert!(
         report.summary.contains("only a mobile robot"),
         "{}",
@@ -749,7 +749,7 @@ async fn where_questions_are_answered_from_memory_without_acting() {
         "hey robot, do you know where the red mug in the kitchen is?",
     )
     .await;
-    assert_eq!(failed_code(&report), GoalErrorCode::SubtaskFailed);
+    assert_eq!(failed_with(&report), GoalErrorCode::SubtaskFailed);
     assert_eq!(
         trace(&report),
         [r#"recall_memory({"query":"red mug","room":"kitchen"}) -> false"#]
@@ -762,11 +762,4 @@ async fn where_questions_are_answered_from_memory_without_acting() {
     );
     assert!(w.calls().is_empty(), "{:?}", w.calls());
     assert_eq!(w.held(), None);
-}
-
-fn failed_code(report: &asp_agent::GoalReport) -> GoalErrorCode {
-    match &report.status {
-        GoalStatus::Failed { error } => error.code,
-        other => panic!("expected a failure, got {other:?}: {}", report.summary),
-    }
 }

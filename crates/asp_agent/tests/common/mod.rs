@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use asp_agent::testing::TableWorld;
-use asp_agent::{Agent, AgentEvent, AgentSettings, Brain, GoalReport, Guard, Recorder};
+use asp_agent::{
+    Agent, AgentEvent, AgentSettings, Brain, GoalErrorCode, GoalReport, GoalStatus, Guard, Recorder,
+};
 use asp_config::sections::agent::LlmConfig;
 use asp_llm::{ClientSettings, LlmClient};
 use asp_llm_testkit::ScriptedServer;
@@ -62,6 +64,14 @@ pub async fn run(agent: &Agent, goal: &str) -> GoalReport {
     agent
         .run_goal("goal-1", goal, CancellationToken::new())
         .await
+}
+
+/// The error code of a failed goal (panics, with the summary, on any other end).
+pub fn failed_with(report: &GoalReport) -> GoalErrorCode {
+    match &report.status {
+        GoalStatus::Failed { error } => error.code,
+        other => panic!("expected a failure, got {other:?}: {}", report.summary),
+    }
 }
 
 /// The guards that refused calls, in order.
