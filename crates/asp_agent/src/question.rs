@@ -16,7 +16,6 @@ const WHERE_OPENINGS: &[&str] = &[
     "can you tell me where",
     "could you tell me where",
     "would you tell me where",
-    "please tell me where",
     "tell me where",
     "do you know where",
     "do you remember where",

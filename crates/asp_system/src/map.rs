@@ -1302,17 +1302,11 @@ impl MapService {
             .into_iter()
             .partition(|p| st.stale.iter().any(|s| near(s, &p.position)));
         self.embed_room_kinds(&mut st)?;
-        let kinds: Vec<(&str, &[f32])> = m
-            .room_kinds
-            .iter()
-            .map(String::as_str)
-            .zip(st.room_kinds.iter().map(Vec::as_slice))
-            .collect();
         let params = RoomParams {
             margin: m.room_margin,
             temperature: m.room_temperature,
         };
-        let looks = zone_kinds(&memory, &kinds, &params);
+        let looks = zone_kinds(&memory, &m.room_kinds, &st.room_kinds, &params);
         let base = self.base.base_pose().await.ok();
         let places = fresh
             .into_iter()
@@ -1323,7 +1317,7 @@ impl MapService {
                     distance_m: base.map(|b| {
                         (p.position[0] - f64::from(b.x)).hypot(p.position[1] - f64::from(b.y))
                     }),
-                    looks_like: zone.map(|z| kinds[z.kind].0.to_owned()),
+                    looks_like: zone.map(|z| m.room_kinds[z.kind].clone()),
                     seen_with: zone
                         .map(|z| {
                             z.evidence

@@ -200,22 +200,23 @@ pub struct ZoneKind {
     pub evidence: Vec<String>,
 }
 
-/// Each level-4 zone's likeliest kind among `kinds` (names with their text embeddings):
-/// the kind it scores highest for, each kind told apart from the others as a named
-/// room is ([`room_scores`]). `None` for a zone that saw nothing to tell a room by.
+/// Each level-4 zone's likeliest kind among `names` (with `kinds`, their text
+/// embeddings, in the same order): the kind it scores highest for, each kind told apart
+/// from the others as a named room is ([`room_scores`]). `None` for a zone that saw
+/// nothing to tell a room by.
 pub fn zone_kinds(
     memory: &Hierarchy,
-    kinds: &[(&str, &[f32])],
+    names: &[String],
+    kinds: &[Vec<f32>],
     params: &RoomParams,
 ) -> Vec<Option<ZoneKind>> {
     let (objects, weights) = zone_objects(memory);
-    let embedded: Vec<Vec<f32>> = kinds.iter().map(|(_, e)| e.to_vec()).collect();
     let mut best: Vec<Option<ZoneKind>> = vec![None; objects.len()];
-    for (k, (name, text)) in kinds.iter().enumerate() {
+    for (k, (name, text)) in names.iter().zip(kinds).enumerate() {
         let names = RoomNames {
             room: name,
             text,
-            kinds: &embedded,
+            kinds,
         };
         let (scored, evidence) = scores(&objects, &weights, &names, params);
         for (z, (score, parts)) in scored.into_iter().zip(evidence).enumerate() {
@@ -494,15 +495,10 @@ mod tests {
     #[test]
     fn each_zone_looks_like_the_kind_its_distinctive_objects_suggest() {
         let h = storey();
-        let (office, kitchen) = (unit(OFFICE), unit(KITCHEN));
-        let hall = unit([0.0, 0.0, 1.0, 0.0]);
-        let kinds = [
-            ("office", office.as_slice()),
-            ("kitchen", kitchen.as_slice()),
-            ("hallway", hall.as_slice()),
-        ];
-        let looks = zone_kinds(&h, &kinds, &RoomParams::default());
-        let kind = |z: usize| looks[z].as_ref().map(|k| kinds[k.kind].0);
+        let names = ["office", "kitchen", "hallway"].map(String::from);
+        let kinds = [unit(OFFICE), unit(KITCHEN), unit([0.0, 0.0, 1.0, 0.0])];
+        let looks = zone_kinds(&h, &names, &kinds, &RoomParams::default());
+        let kind = |z: usize| looks[z].as_ref().map(|k| names[k.kind].as_str());
         assert_eq!(kind(0), Some("office"), "{looks:?}");
         assert_eq!(kind(1), Some("office"), "{looks:?}");
         assert_eq!(kind(3), Some("kitchen"), "{looks:?}");
