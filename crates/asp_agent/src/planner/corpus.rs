@@ -539,15 +539,9 @@ mod tests {
     use super::*;
 
     fn split(yaml: &str) -> Result<Split, CorpusError> {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "asp-corpus-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("dev.yaml");
+        // a folder of its own that is removed when the split is loaded
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("dev.yaml");
         std::fs::write(&p, yaml).unwrap();
         Split::load(&p)
     }
@@ -634,8 +628,8 @@ goals:
 
     #[test]
     fn held_out_splits_are_found_by_name_and_ordered_by_number() {
-        let dir = std::env::temp_dir().join(format!("asp-corpus-dir-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let folder = tempfile::tempdir().unwrap();
+        let dir = folder.path();
         let one = |id: &str| {
             format!("goals:\n  - {{id: {id}, goal: g, category: polite, refuse: no_verb}}\n")
         };
@@ -649,13 +643,12 @@ goals:
         ] {
             std::fs::write(dir.join(file), one(id)).unwrap();
         }
-        let names: Vec<_> = load_corpus(&dir)
+        let names: Vec<_> = load_corpus(dir)
             .unwrap()
             .into_iter()
             .map(|s| s.name)
             .collect();
         assert_eq!(names, ["dev", "test", "test2", "test10"]);
         assert!(!is_held_out("dev") && is_held_out("test10"));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
