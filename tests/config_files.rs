@@ -74,6 +74,14 @@ fn every_file_under_config_loads() {
             } else {
                 asp_sim::building::Catalogue::load(f).unwrap_or_else(|e| panic!("{e}"));
             }
+        } else if kind == "concepts" && rel.extension().is_some_and(|e| e == "yaml") {
+            // the loopback search server's corpus (issue 17): it parses, and every
+            // concept's shapes make a picture
+            let corpus = asp_web_standin::Corpus::load(f).unwrap_or_else(|e| panic!("{e}"));
+            for c in corpus.concepts() {
+                asp_web_standin::render::picture(c, 0)
+                    .unwrap_or_else(|e| panic!("{}: {e}", rel.display()));
+            }
         } else if kind == "memory" {
             // common-sense priors seeded into the affordance memory
             asp_memory::SeedFile::load(f).unwrap_or_else(|e| panic!("{e}"));

@@ -13,6 +13,7 @@ pub mod recall;
 pub mod robot;
 pub mod skill;
 pub mod state;
+pub mod web;
 
 pub use camera::{CameraIntrinsics, RgbdFrame};
 pub use evidence::{Cost, EvidencePayload, EvidenceRecord, EvidenceType, ProducerId};

@@ -30,16 +30,7 @@ pub fn encode_png_data_url(image: &RgbImage, max_side: u32) -> Result<EncodedIma
     } else {
         (image.clone(), 1.0)
     };
-    let mut png_bytes = Vec::new();
-    {
-        let mut enc = png::Encoder::new(&mut png_bytes, img.width(), img.height());
-        enc.set_color(png::ColorType::Rgb);
-        enc.set_depth(png::BitDepth::Eight);
-        let mut writer = enc.write_header().map_err(|e| e.to_string())?;
-        let raw: Vec<u8> = img.pixels().iter().flatten().copied().collect();
-        writer.write_image_data(&raw).map_err(|e| e.to_string())?;
-        writer.finish().map_err(|e| e.to_string())?;
-    }
+    let png_bytes = encode_png(&img)?;
     Ok(EncodedImage {
         data_url: format!(
             "data:image/png;base64,{}",
@@ -78,6 +69,19 @@ fn downscale(src: &RgbImage, nw: u32, nh: u32) -> RgbImage {
     RgbImage::from_vec(nw, nh, out).unwrap_or_else(|_| src.clone())
 }
 
+/// `image` as a PNG file (8-bit RGB).
+pub fn encode_png(image: &RgbImage) -> Result<Vec<u8>, String> {
+    let mut png_bytes = Vec::new();
+    let mut enc = png::Encoder::new(&mut png_bytes, image.width(), image.height());
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut writer = enc.write_header().map_err(|e| e.to_string())?;
+    let raw: Vec<u8> = image.pixels().iter().flatten().copied().collect();
+    writer.write_image_data(&raw).map_err(|e| e.to_string())?;
+    writer.finish().map_err(|e| e.to_string())?;
+    Ok(png_bytes)
+}
+
 /// Decodes a data URL made by [`encode_png_data_url`] (for tests and tools).
 pub fn decode_png_data_url(url: &str) -> Result<RgbImage, String> {
     let b64 = url
@@ -86,6 +90,12 @@ pub fn decode_png_data_url(url: &str) -> Result<RgbImage, String> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(b64)
         .map_err(|e| e.to_string())?;
+    decode_png(&bytes)
+}
+
+/// An 8-bit RGB PNG file's image (a downloaded picture, say); other colour types are an
+/// error naming them.
+pub fn decode_png(bytes: &[u8]) -> Result<RgbImage, String> {
     let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
     let mut reader = decoder.read_info().map_err(|e| e.to_string())?;
     let size = reader

@@ -28,6 +28,12 @@ pub fn parse_world(text: &str, file: impl AsRef<Path>) -> Result<World, SimError
     build_world(&spec, file, file.parent().unwrap_or(Path::new(".")))
 }
 
+/// Builds a world from a spec made in code (one object shown alone, say); `origin` names
+/// it in errors. Mesh paths resolve against the working directory.
+pub fn world_from_spec(spec: &WorldSpec, origin: &str) -> Result<World, SimError> {
+    build_world(spec, Path::new(origin), Path::new("."))
+}
+
 pub(crate) fn valid_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_lowercase())
