@@ -318,6 +318,149 @@ pub trait MemoryVlm: Send + Sync {
     async fn describe_view(&self, view: &Observation) -> Result<ViewDescription, ModelError>;
 }
 
+/// Five concrete keywords for a thing the robot has no word for (SPEC §4.2), what a VLM
+/// reads off pictures of it: "silver", "eight-sided jug", "aluminium", "small", "brews
+/// coffee on a stove".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConceptKeywords {
+    pub colour: String,
+    pub shape: String,
+    pub material: String,
+    pub size: String,
+    pub function: String,
+}
+
+impl ConceptKeywords {
+    /// The five in one phrase, to search and match with: "silver, eight-sided jug, …".
+    pub fn phrase(&self) -> String {
+        [
+            &self.colour,
+            &self.shape,
+            &self.material,
+            &self.size,
+            &self.function,
+        ]
+        .iter()
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(", ")
+    }
+}
+
+/// What grounding an unknown word found (SPEC §4.2): the five keywords (vision memory)
+/// and, when one fits, the known word that replaces it (replacement memory).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Grounding {
+    pub keywords: ConceptKeywords,
+    pub replacement: Option<String>,
+    /// The pages and pictures it was read from.
+    pub sources: Vec<String>,
+}
+
+/// Where groundings are kept between goals and runs: a word grounded once costs no web
+/// search the next time. Each write is whole or absent.
+pub trait ConceptStore: Send + Sync {
+    /// What `word` was grounded to, if it was.
+    fn recall(&self, word: &str) -> Result<Option<Grounding>, String>;
+    /// Keeps `word`'s keywords and where they were read (vision memory).
+    fn remember_keywords(
+        &self,
+        word: &str,
+        keywords: &ConceptKeywords,
+        sources: &[String],
+    ) -> Result<(), String>;
+    /// Keeps the known word that replaced `word`, once it found something (replacement
+    /// memory: a replacement that grounds nothing is not kept).
+    fn remember_replacement(&self, word: &str, replacement: &str) -> Result<(), String>;
+}
+
+/// Pictures in one image, a grid of equal cells, row by row (SPEC §4.2's collage): one
+/// question about several web pictures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Collage {
+    pub image: Observation,
+    pub columns: u32,
+    /// How many cells hold a picture (the last row may be short).
+    pub pictures: u32,
+    /// One cell's size, pixels.
+    pub cell: (u32, u32),
+}
+
+/// Cells' background where a picture does not fill its cell.
+const COLLAGE_BACKGROUND: [u8; 3] = [255, 255, 255];
+
+impl Collage {
+    /// `pictures` in cells of `cell` pixels, `columns` to a row. A picture of the cell's
+    /// size is copied pixel for pixel; another is scaled (nearest pixel) to fit, centred.
+    pub fn grid(pictures: &[RgbImage], columns: u32, cell: (u32, u32)) -> Option<Self> {
+        let (cw, ch) = cell;
+        if pictures.is_empty() || columns == 0 || cw == 0 || ch == 0 {
+            return None;
+        }
+        let n = u32::try_from(pictures.len()).ok()?;
+        let columns = columns.min(n);
+        let rows = n.div_ceil(columns);
+        let (w, h) = (columns * cw, rows * ch);
+        let mut px = vec![COLLAGE_BACKGROUND; (w * h) as usize];
+        for (i, p) in pictures.iter().enumerate() {
+            let (pw, ph) = (p.width(), p.height());
+            if pw == 0 || ph == 0 {
+                continue;
+            }
+            let i = i as u32;
+            let (x0, y0) = ((i % columns) * cw, (i / columns) * ch);
+            // the scale that fits the cell, 1 for a picture of its size
+            let scale = (cw as f32 / pw as f32).min(ch as f32 / ph as f32);
+            let (sw, sh) = (
+                ((pw as f32 * scale).round() as u32).clamp(1, cw),
+                ((ph as f32 * scale).round() as u32).clamp(1, ch),
+            );
+            let (ox, oy) = (x0 + (cw - sw) / 2, y0 + (ch - sh) / 2);
+            for y in 0..sh {
+                let sy = ((y * ph) / sh).min(ph - 1);
+                for x in 0..sw {
+                    let sx = ((x * pw) / sw).min(pw - 1);
+                    if let Some(v) = p.get(sx, sy) {
+                        px[((oy + y) * w + ox + x) as usize] = *v;
+                    }
+                }
+            }
+        }
+        let rgb = RgbImage::from_vec(w, h, px).ok()?;
+        Some(Self {
+            image: Observation {
+                rgb,
+                depth: None,
+                ground_truth: None,
+            },
+            columns,
+            pictures: n,
+            cell,
+        })
+    }
+}
+
+/// VLM questions of grounding an unknown word (SPEC §4.2): what pictures of it show, and
+/// which word the robot knows names the same kind of thing.
+#[async_trait]
+pub trait ConceptVlm: Send + Sync {
+    /// Five keywords for what `word` names, from `collage` (web pictures of it).
+    async fn keywords(&self, word: &str, collage: &Collage) -> Result<ConceptKeywords, ModelError>;
+
+    /// The word of `known` that best names what `word` names, judged from `collage`,
+    /// `keywords` and `web_text` (page excerpts, quoted as untrusted data); `None` when
+    /// none fits. An answer outside `known` is an error, not a replacement.
+    async fn replacement(
+        &self,
+        word: &str,
+        collage: &Collage,
+        keywords: &ConceptKeywords,
+        web_text: &[String],
+        known: &[String],
+    ) -> Result<Option<String>, ModelError>;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -363,6 +506,38 @@ mod tests {
             )]
             .into(),
         }
+    }
+
+    #[test]
+    fn a_collage_copies_pictures_of_its_cell_size_and_fits_others() {
+        let red = Image::filled(4, 3, [255, 0, 0]);
+        let blue = Image::filled(8, 3, [0, 0, 255]);
+        let c = Collage::grid(&[red.clone(), blue, red], 2, (4, 3)).unwrap();
+        assert_eq!((c.image.width(), c.image.height()), (8, 6));
+        assert_eq!((c.columns, c.pictures), (2, 3));
+        // the first cell is the red picture, pixel for pixel
+        assert_eq!(
+            c.image.rgb.crop(&Box2::new(0.0, 0.0, 4.0, 3.0)).0,
+            Image::filled(4, 3, [255, 0, 0])
+        );
+        // the wide blue one is scaled to fit: 4×2 (1.5 rows round to 2), the rest white
+        assert_eq!(c.image.rgb.get(5, 1), Some(&[0, 0, 255]));
+        assert_eq!(c.image.rgb.get(5, 2), Some(&COLLAGE_BACKGROUND));
+        // the last row's second cell is empty
+        assert_eq!(c.image.rgb.get(6, 4), Some(&COLLAGE_BACKGROUND));
+        assert!(Collage::grid(&[], 2, (4, 3)).is_none());
+    }
+
+    #[test]
+    fn keywords_read_as_one_phrase() {
+        let k = ConceptKeywords {
+            colour: "silver".into(),
+            shape: "eight-sided jug".into(),
+            material: " ".into(),
+            size: "small".into(),
+            function: "brews coffee".into(),
+        };
+        assert_eq!(k.phrase(), "silver, eight-sided jug, small, brews coffee");
     }
 
     #[test]

@@ -10,8 +10,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use asp_config::sections::agent::{AgentConfig, BboxFormat, JsonResponseFormat, VlmConfig};
 use asp_core::models::{
-    AffordanceProposal, AffordanceVlm, MemoryVlm, ModelError, Observation, OutcomeVlm,
-    PartLocation, RetrievalVlm, SeenObject, ViewAffordance, ViewAffordanceScore, ViewDescription,
+    AffordanceProposal, AffordanceVlm, Collage, ConceptKeywords, ConceptVlm, MemoryVlm, ModelError,
+    Observation, OutcomeVlm, PartLocation, RetrievalVlm, SeenObject, ViewAffordance,
+    ViewAffordanceScore, ViewDescription,
 };
 use asp_core::{Box2, Skill};
 use async_trait::async_trait;
@@ -35,6 +36,8 @@ const LOCATE: &str = include_str!("../prompts/vlm_locate.md");
 const YES_NO: &str = include_str!("../prompts/vlm_yes_no.md");
 const DESCRIBE: &str = include_str!("../prompts/vlm_describe.md");
 const REPAIR: &str = include_str!("../prompts/vlm_repair.md");
+const KEYWORDS: &str = include_str!("../prompts/vlm_keywords.md");
+const REPLACEMENT: &str = include_str!("../prompts/vlm_replacement.md");
 
 /// The VLM's settings in typed form.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,6 +139,29 @@ struct DescribedAffordance {
 fn view_affordance_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     let names: Vec<&str> = ViewAffordance::ALL.iter().map(|a| a.name()).collect();
     schemars::json_schema!({"type": "string", "enum": names})
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct KeywordsAnswer {
+    /// Main colour.
+    colour: String,
+    /// Its shape, a few words.
+    shape: String,
+    /// What it is made of.
+    material: String,
+    /// tiny, small, medium or large.
+    size: String,
+    /// What it is for, a few words.
+    function: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct ReplacementAnswer {
+    /// One word of the list, or null when none fits.
+    replacement: Option<String>,
+    /// Why, in one short sentence.
+    #[serde(default)]
+    reason: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -555,6 +581,95 @@ impl MemoryVlm for OpenAiVlm {
                 })
             },
         )
+        .await
+    }
+}
+
+/// Keywords longer than this are not keywords (an answer that pastes page text, say).
+const MAX_KEYWORD_CHARS: usize = 60;
+
+#[async_trait]
+impl ConceptVlm for OpenAiVlm {
+    async fn keywords(&self, word: &str, collage: &Collage) -> Result<ConceptKeywords, ModelError> {
+        let enc = self.encode(&collage.image)?;
+        let prompt = KEYWORDS
+            .replace("{columns}", &collage.columns.to_string())
+            .replace("{n}", &collage.pictures.to_string())
+            .replace("{word}", word);
+        self.ask("keywords", prompt, vec![enc.data_url], |a: KeywordsAnswer| {
+            let field = |name: &str, v: String| {
+                let v = v.trim().to_lowercase();
+                if v.is_empty() {
+                    Err(format!("\"{name}\" is empty"))
+                } else if v.chars().count() > MAX_KEYWORD_CHARS {
+                    Err(format!(
+                        "\"{name}\" has more than {MAX_KEYWORD_CHARS} characters: give a few words"
+                    ))
+                } else {
+                    Ok(v)
+                }
+            };
+            Ok(ConceptKeywords {
+                colour: field("colour", a.colour)?,
+                shape: field("shape", a.shape)?,
+                material: field("material", a.material)?,
+                size: field("size", a.size)?,
+                function: field("function", a.function)?,
+            })
+        })
+        .await
+    }
+
+    async fn replacement(
+        &self,
+        word: &str,
+        collage: &Collage,
+        keywords: &ConceptKeywords,
+        web_text: &[String],
+        known: &[String],
+    ) -> Result<Option<String>, ModelError> {
+        if known.is_empty() {
+            return Err(ModelError::InvalidInput {
+                model: self.model_name(),
+                problem: "replacement needs the list of known words".into(),
+            });
+        }
+        let enc = self.encode(&collage.image)?;
+        let quoted: Vec<String> = web_text.iter().map(|t| format!("- {t}")).collect();
+        let prompt = REPLACEMENT
+            .replace("{n}", &collage.pictures.to_string())
+            .replace("{columns}", &collage.columns.to_string())
+            .replace("{keywords}", &keywords.phrase())
+            .replace("{known}", &known.join(", "))
+            .replace(
+                "{web_text}",
+                if quoted.is_empty() {
+                    "(no page text)".into()
+                } else {
+                    quoted.join("\n")
+                }
+                .as_str(),
+            )
+            // the word last: page text is already in, and a word with "{…}" in it
+            // replaces nothing after it
+            .replace("{word}", word);
+        self.ask("replacement", prompt, vec![enc.data_url], |a: ReplacementAnswer| {
+            let Some(w) = a.replacement.map(|w| w.trim().to_lowercase()) else {
+                return Ok(None);
+            };
+            if w.is_empty() || w == "null" || w == "none" {
+                return Ok(None);
+            }
+            match known.iter().find(|k| k.eq_ignore_ascii_case(&w)) {
+                Some(k) => {
+                    debug!(word, replacement = %k, reason = %a.reason, "replacement");
+                    Ok(Some(k.clone()))
+                }
+                None => Err(format!(
+                    "\"{w}\" is not one of the words the detector knows; pick one of the list or null"
+                )),
+            }
+        })
         .await
     }
 }

@@ -19,6 +19,7 @@
 //! single process may open the file at a time (redb holds a file lock).
 
 pub mod building;
+pub mod concepts;
 #[doc(hidden)]
 pub mod testkit;
 mod types;

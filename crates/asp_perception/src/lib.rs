@@ -17,6 +17,7 @@
 
 pub mod builder;
 pub mod completion;
+pub mod concepts;
 mod error;
 pub mod eval;
 pub mod factory;
