@@ -22,6 +22,20 @@ pub enum Question {
     /// `MemoryVlm::describe_view`: the place and its objects with boxes (in pixels or in
     /// 0–1000 y-x) and affordances.
     Describe { normalized_yx: bool },
+    /// `ConceptVlm::keywords`: five keywords for `word` from a collage of `pictures`
+    /// web pictures, `columns` to a row.
+    Keywords {
+        word: String,
+        pictures: u32,
+        columns: u32,
+    },
+    /// `ConceptVlm::replacement`: the word of `known` that names what `word` names.
+    Replacement {
+        word: String,
+        pictures: u32,
+        columns: u32,
+        known: Vec<String>,
+    },
 }
 
 /// A request's question and its images (data URLs, in order).
@@ -92,6 +106,38 @@ pub fn read(request: &Value) -> Result<Asked, String> {
         Question::Describe {
             normalized_yx: prompt.contains("[ymin, xmin, ymax, xmax]"),
         }
+    } else if asks("material") || asks("replacement") {
+        // a concept question: the collage's shape and the word, as the prompt gives them
+        let number = |open: &str, close: &str, what: &str| {
+            between(&prompt, open, close)
+                .and_then(|n| n.parse::<u32>().ok())
+                .filter(|n| *n > 0)
+                .ok_or_else(|| missing(what))
+        };
+        let pictures = number("collage of ", " pictures", "number of pictures")?;
+        let columns = number("in a grid of ", " columns", "number of columns")?;
+        let word = between(&prompt, "web image search for \"", "\", in a grid")
+            .ok_or_else(|| missing("word"))?;
+        if asks("replacement") {
+            let known = between(&prompt, "knows only these words: ", ".\n")
+                .ok_or_else(|| missing("list of known words"))?
+                .split(", ")
+                .map(|w| w.trim().to_owned())
+                .filter(|w| !w.is_empty())
+                .collect();
+            Question::Replacement {
+                word,
+                pictures,
+                columns,
+                known,
+            }
+        } else {
+            Question::Keywords {
+                word,
+                pictures,
+                columns,
+            }
+        }
     } else if asks("matches") {
         Question::Confirm {
             query: between(&prompt, "looking for: \"", "\".").ok_or_else(|| missing("query"))?,
@@ -114,8 +160,8 @@ pub fn read(request: &Value) -> Result<Asked, String> {
     } else {
         return Err(
             "not a VLM question this stand-in answers (it answers object confirmation, \
-             affordance proposals, part boxes, before/after yes/no questions and view \
-             descriptions)"
+             affordance proposals, part boxes, before/after yes/no questions, view \
+             descriptions and concept keywords and replacements)"
                 .into(),
         );
     };

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use asp_core::Box2;
-use asp_core::models::{AffordanceVlm, MemoryVlm, Observation, OutcomeVlm, RetrievalVlm};
+use asp_core::models::{
+    AffordanceVlm, Collage, ConceptVlm, MemoryVlm, Observation, OutcomeVlm, RetrievalVlm,
+};
 use axum::Json;
 use axum::Router;
 use axum::extract::State;
@@ -16,7 +18,7 @@ use serde_json::{Value, json};
 use tracing::{debug, warn};
 
 use crate::frames::{Found, FrameLog};
-use crate::questions::{Question, completion, read};
+use crate::questions::{Asked, Question, completion, read};
 
 /// The models that answer, each reading the ground truth of the images it is shown.
 #[derive(Clone)]
@@ -26,6 +28,8 @@ pub struct StandInModels {
     pub outcome: Arc<dyn OutcomeVlm>,
     /// Tour views described for memory construction.
     pub memory: Arc<dyn MemoryVlm>,
+    /// Concept questions about collages of web pictures (`None`: refused).
+    pub concept: Option<Arc<dyn ConceptVlm>>,
 }
 
 impl std::fmt::Debug for StandInModels {
@@ -196,6 +200,15 @@ async fn chat(
 ) -> Result<Json<Value>, (StatusCode, Json<Value>)> {
     let bad = |m: String| error(StatusCode::BAD_REQUEST, m);
     let asked = read(&request).map_err(bad)?;
+    if matches!(
+        asked.question,
+        Question::Keywords { .. } | Question::Replacement { .. }
+    ) {
+        // a collage of web pictures, not a crop of a rendered frame
+        let answer = concept_answer(&shared, &asked).await?;
+        shared.answered.fetch_add(1, Ordering::Relaxed);
+        return Ok(Json(completion(MODEL, &answer)));
+    }
     let views = observations(&shared.frames, &asked.images)
         .map_err(|m| error(StatusCode::UNPROCESSABLE_ENTITY, m))?;
     let failed =
@@ -241,6 +254,9 @@ async fn chat(
                 .map_err(failed)?;
             json!({"answer": if yes { "yes" } else { "no" }, "reason": "judged from the simulator's labels"})
         }
+        Question::Keywords { .. } | Question::Replacement { .. } => {
+            return Err(bad("a concept question reached the frame questions".into()));
+        }
         Question::Describe { normalized_yx } => {
             let view = views
                 .first()
@@ -265,4 +281,66 @@ async fn chat(
     };
     shared.answered.fetch_add(1, Ordering::Relaxed);
     Ok(Json(completion(MODEL, &answer)))
+}
+
+/// Answers a concept question about the collage the request carries.
+async fn concept_answer(
+    shared: &Shared,
+    asked: &Asked,
+) -> Result<Value, (StatusCode, Json<Value>)> {
+    let unprocessable = |m: String| error(StatusCode::UNPROCESSABLE_ENTITY, m);
+    let model = shared.models.concept.as_ref().ok_or_else(|| {
+        error(
+            StatusCode::BAD_REQUEST,
+            "this stand-in has no concept model: it answers no question about web pictures".into(),
+        )
+    })?;
+    let [url] = asked.images.as_slice() else {
+        return Err(unprocessable(format!(
+            "a concept question takes one collage, not {} images",
+            asked.images.len()
+        )));
+    };
+    let rgb = asp_llm::image::decode_png_data_url(url).map_err(unprocessable)?;
+    let (word, pictures, columns) = match &asked.question {
+        Question::Keywords {
+            word,
+            pictures,
+            columns,
+        }
+        | Question::Replacement {
+            word,
+            pictures,
+            columns,
+            ..
+        } => (word, *pictures, *columns),
+        _ => return Err(unprocessable("not a concept question".into())),
+    };
+    let rows = pictures.div_ceil(columns.max(1));
+    let collage = Collage {
+        cell: (rgb.width() / columns.max(1), rgb.height() / rows.max(1)),
+        image: Observation {
+            rgb,
+            depth: None,
+            ground_truth: None,
+        },
+        columns,
+        pictures,
+    };
+    let failed = |e: asp_core::models::ModelError| unprocessable(e.to_string());
+    Ok(match &asked.question {
+        Question::Replacement { known, .. } => {
+            // the keywords are the stand-in's own reading of the same collage
+            let keywords = model.keywords(word, &collage).await.map_err(failed)?;
+            let r = model
+                .replacement(word, &collage, &keywords, &[], known)
+                .await
+                .map_err(failed)?;
+            json!({"replacement": r, "reason": "judged from the corpus's truth"})
+        }
+        _ => {
+            let k = model.keywords(word, &collage).await.map_err(failed)?;
+            json!({"colour": k.colour, "shape": k.shape, "material": k.material, "size": k.size, "function": k.function})
+        }
+    })
 }

@@ -21,12 +21,21 @@ use asp_perception::simulated::{
     SimulatedMemoryParams, SimulatedMemoryVlm, SimulatedOutcomeVlm, SimulatedRetrievalVlm,
 };
 use asp_vlm_standin::{FrameLog, StandInModels, VlmStandIn};
+use asp_web_standin::{ConceptErrors, Corpus, CorpusVlm};
+
+fn corpus() -> Corpus {
+    Corpus::load(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/concepts/corpus.yaml"),
+    )
+    .expect("the shipped corpus")
+}
 
 struct Models {
     retrieval: Arc<SimulatedRetrievalVlm>,
     affordance: Arc<SimulatedAffordanceVlm>,
     outcome: Arc<SimulatedOutcomeVlm>,
     memory: Arc<SimulatedMemoryVlm>,
+    concept: Arc<CorpusVlm>,
 }
 
 /// Stand-ins with errors on, so a lost argument or a wrong ground truth shows.
@@ -49,6 +58,14 @@ fn models() -> Models {
             seed: 9,
             ..SimulatedMemoryParams::default()
         })),
+        concept: Arc::new(CorpusVlm::new(
+            Arc::new(corpus()),
+            ConceptErrors {
+                keyword: 0.3,
+                replacement: 0.3,
+                seed: 4,
+            },
+        )),
     }
 }
 
@@ -62,6 +79,7 @@ async fn serve(m: &Models, frames: &Arc<FrameLog>) -> VlmStandIn {
             affordance: m.affordance.clone(),
             outcome: m.outcome.clone(),
             memory: m.memory.clone(),
+            concept: Some(m.concept.clone()),
         },
     )
     .await
@@ -410,5 +428,43 @@ async fn a_view_is_described_with_the_visible_objects_their_boxes_and_affordance
             assert!(message.contains("not part of any"), "{message}")
         }
         e => panic!("expected a backend error, got {e:?}"),
+    }
+}
+
+#[tokio::test]
+async fn concept_questions_about_a_collage_survive_the_trip() {
+    use asp_core::models::{Collage, ConceptVlm};
+    let (m, _frames, _server, vlm) = standin().await;
+    let corpus = corpus();
+    let known: Vec<String> = corpus
+        .concepts()
+        .iter()
+        .map(|c| c.replacement.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    for c in corpus.concepts().iter().step_by(7) {
+        let pictures: Vec<_> = (0..3)
+            .map(|n| asp_web_standin::render::picture(c, n).expect("renders"))
+            .collect();
+        let cell = (
+            asp_web_standin::render::WIDTH,
+            asp_web_standin::render::HEIGHT,
+        );
+        let collage = Collage::grid(&pictures, 2, cell).expect("collage");
+        // over HTTP and directly: the same answer (errors on, so a lost argument shows)
+        let over_http = vlm.keywords(&c.name, &collage).await.expect("keywords");
+        let direct = m.concept.keywords(&c.name, &collage).await.expect("direct");
+        assert_eq!(over_http, direct, "{}", c.name);
+        let over_http = vlm
+            .replacement(&c.name, &collage, &direct, &[], &known)
+            .await
+            .expect("replacement");
+        let direct = m
+            .concept
+            .replacement(&c.name, &collage, &direct, &[], &known)
+            .await
+            .expect("direct");
+        assert_eq!(over_http, direct, "{}", c.name);
     }
 }

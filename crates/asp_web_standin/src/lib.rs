@@ -7,6 +7,8 @@
 pub mod corpus;
 pub mod render;
 pub mod server;
+pub mod vlm;
 
 pub use corpus::{Concept, Corpus, CorpusError};
 pub use server::WebStandIn;
+pub use vlm::{ConceptErrors, CorpusVlm};
