@@ -3,8 +3,8 @@
 //! tests (dev-dependencies).
 //!
 //! The simulation side is a short, named list: the crate that runs the product against
-//! the simulator, the evaluation that judges against the world's truth, and the tool that
-//! starts both. Everything else — every node binary a robot runs — must not reach
+//! the simulator, the evaluation that judges against the world's truth, the tool that
+//! starts both, and the web search stand-in. Everything else — every node binary a robot runs — must not reach
 //! `asp_sim` through its library dependencies.
 #![allow(clippy::unwrap_used)]
 
@@ -23,6 +23,10 @@ const SIMULATION_SIDE: &[(&str, &str)] = &[
         "the judge (the scenario's success predicate) and the benchmarks scored against the world's objects",
     ),
     ("asp_cli", "`asp run` and `asp eval` start a simulation"),
+    (
+        "asp_web_standin",
+        "the simulation's web search: it renders the corpus concepts' pictures with the simulator's renderer and answers concept questions from the corpus's truth; a robot's nodes search a SearXNG instance through asp_web",
+    ),
 ];
 
 /// Names under `[dependencies]` (not dev- or build-dependencies) of a Cargo.toml.
