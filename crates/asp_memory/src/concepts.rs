@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use asp_core::models::{ConceptKeywords, ConceptStore, Grounding};
-use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use redb::{Database, ReadableDatabase, TableDefinition};
 use serde::{Deserialize, Serialize};
 
-use crate::{MemoryError, open_locked, release_owner};
+use crate::{MemoryError, check_version, open_locked, release_owner};
 
 const META: TableDefinition<&str, u64> = TableDefinition::new("concept_meta");
 /// Word → [`KeywordsEntry`] as JSON.
@@ -70,24 +70,7 @@ impl ConceptMemory {
         let tx = self.db.begin_write().map_err(|e| self.err(e))?;
         {
             let mut meta = tx.open_table(META).map_err(|e| self.err(e))?;
-            let found = meta
-                .get("schema")
-                .map_err(|e| self.err(e))?
-                .map(|v| v.value());
-            match found {
-                Some(v) if v != SCHEMA_VERSION => {
-                    return Err(MemoryError::Schema {
-                        file: self.path.display().to_string(),
-                        found: v,
-                        expected: SCHEMA_VERSION,
-                    });
-                }
-                Some(_) => {}
-                None => {
-                    meta.insert("schema", SCHEMA_VERSION)
-                        .map_err(|e| self.err(e))?;
-                }
-            }
+            check_version(&mut meta, "schema", &self.path, SCHEMA_VERSION)?;
             tx.open_table(KEYWORDS).map_err(|e| self.err(e))?;
             tx.open_table(REPLACEMENTS).map_err(|e| self.err(e))?;
         }

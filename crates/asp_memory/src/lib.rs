@@ -187,6 +187,30 @@ fn open_locked(path: &Path) -> Result<Database, MemoryError> {
     Ok(db)
 }
 
+/// Checks the version `meta` holds under `key` against `expected`, or writes it into a
+/// new file's table; another version is an error naming `file` and both.
+pub(crate) fn check_version(
+    meta: &mut redb::Table<&str, u64>,
+    key: &str,
+    file: &Path,
+    expected: u64,
+) -> Result<(), MemoryError> {
+    let err = |e: redb::StorageError| MemoryError::Database {
+        file: file.display().to_string(),
+        message: e.to_string(),
+    };
+    let found = meta.get(key).map_err(err)?.map(|v| v.value());
+    match found {
+        Some(found) if found != expected => Err(MemoryError::Schema {
+            file: file.display().to_string(),
+            found,
+            expected,
+        }),
+        Some(_) => Ok(()),
+        None => meta.insert(key, expected).map(|_| ()).map_err(err),
+    }
+}
+
 impl Drop for AffordanceMemory {
     fn drop(&mut self) {
         release_owner(&self.path);
@@ -232,24 +256,7 @@ impl AffordanceMemory {
         let tx = self.db.begin_write().map_err(|e| self.err(e))?;
         {
             let mut meta = tx.open_table(META).map_err(|e| self.err(e))?;
-            let schema = meta
-                .get("schema")
-                .map_err(|e| self.err(e))?
-                .map(|v| v.value());
-            match schema {
-                Some(v) if v != SCHEMA_VERSION => {
-                    return Err(MemoryError::Schema {
-                        file: self.path.display().to_string(),
-                        found: v,
-                        expected: SCHEMA_VERSION,
-                    });
-                }
-                Some(_) => {}
-                None => {
-                    meta.insert("schema", SCHEMA_VERSION)
-                        .map_err(|e| self.err(e))?;
-                }
-            }
+            check_version(&mut meta, "schema", &self.path, SCHEMA_VERSION)?;
             let seeded = meta.get("seeded").map_err(|e| self.err(e))?.is_some();
             let mut priors = tx.open_table(PRIORS).map_err(|e| self.err(e))?;
             tx.open_table(EPISODES).map_err(|e| self.err(e))?;

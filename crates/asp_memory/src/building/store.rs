@@ -74,24 +74,7 @@ impl BuildingMemory {
         let tx = self.db.begin_write().map_err(|e| self.err(e))?;
         {
             let mut meta = tx.open_table(META).map_err(|e| self.err(e))?;
-            let format = meta
-                .get("format")
-                .map_err(|e| self.err(e))?
-                .map(|v| v.value());
-            match format {
-                Some(found) if found != BUILDING_FORMAT => {
-                    return Err(MemoryError::Schema {
-                        file,
-                        found,
-                        expected: BUILDING_FORMAT,
-                    });
-                }
-                Some(_) => {}
-                None => {
-                    meta.insert("format", BUILDING_FORMAT)
-                        .map_err(|e| self.err(e))?;
-                }
-            }
+            crate::check_version(&mut meta, "format", &self.path, BUILDING_FORMAT)?;
             let mut site = tx.open_table(SITE).map_err(|e| self.err(e))?;
             let found = site
                 .get("site")
@@ -210,4 +193,33 @@ fn check_links(h: &Hierarchy) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_memory_of_another_format_is_refused_naming_both() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("building.redb");
+        {
+            let db = Database::create(&path).unwrap();
+            let tx = db.begin_write().unwrap();
+            tx.open_table(META)
+                .unwrap()
+                .insert("format", BUILDING_FORMAT + 1)
+                .unwrap();
+            tx.commit().unwrap();
+        }
+        let e = BuildingMemory::open(&path, "house").unwrap_err();
+        assert!(
+            matches!(e, MemoryError::Schema { found, expected, .. } if found == BUILDING_FORMAT + 1 && expected == BUILDING_FORMAT),
+            "{e}"
+        );
+        // and a fresh file takes this build's format
+        let fresh = dir.path().join("fresh.redb");
+        drop(BuildingMemory::open(&fresh, "house").unwrap());
+        assert!(BuildingMemory::open(&fresh, "house").is_ok());
+    }
 }
