@@ -279,6 +279,45 @@ mod tests {
     }
 
     #[test]
+    fn concept_questions_carry_the_word_the_collage_and_the_known_words() {
+        let schema = |field: &str| {
+            json!({"type": "json_schema", "json_schema": {"name": "q", "schema": {
+                "properties": {field: {}}}}})
+        };
+        let head = "The image is a collage of 3 pictures from a web image search for \"moka pot\", in a grid of 2 columns.";
+        let a = read(&request("", head, schema("material"))).expect("keywords");
+        assert_eq!(
+            a.question,
+            Question::Keywords {
+                word: "moka pot".into(),
+                pictures: 3,
+                columns: 2
+            }
+        );
+        let prompt = format!(
+            "{head} Keywords read from them: silver.\n\nThe robot's object detector knows only these words: kettle, mug, bowl.\n\nWhich one"
+        );
+        let a = read(&request("", &prompt, schema("replacement"))).expect("replacement");
+        assert_eq!(
+            a.question,
+            Question::Replacement {
+                word: "moka pot".into(),
+                pictures: 3,
+                columns: 2,
+                known: vec!["kettle".into(), "mug".into(), "bowl".into()]
+            }
+        );
+        // a prompt that lost the collage's shape is refused, naming what is missing
+        let e = read(&request(
+            "",
+            "keywords for \"moka pot\"",
+            schema("material"),
+        ))
+        .expect_err("no collage");
+        assert!(e.contains("number of pictures"), "{e}");
+    }
+
+    #[test]
     fn other_requests_are_refused_with_why() {
         let e = read(&request("", "Hello", json!(null))).expect_err("not ours");
         assert!(e.contains("not a VLM question"), "{e}");
