@@ -61,11 +61,11 @@ fn ensure_crypto_provider() {
 /// The answer's shape: SearXNG's `results`, with the fields we read.
 #[derive(Debug, Deserialize)]
 struct Answer {
-    results: Vec<Result_>,
+    results: Vec<SearxResult>,
 }
 
 #[derive(Debug, Deserialize)]
-struct Result_ {
+struct SearxResult {
     #[serde(default)]
     url: Option<String>,
     #[serde(default)]
