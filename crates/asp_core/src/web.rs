@@ -39,16 +39,20 @@ impl WebQuery {
         }
     }
 
-    /// The query as a cache key: the category and the words, lower case, single-spaced
-    /// ("The  Moka Pot" and "the moka pot" are one search).
+    /// The query as a cache key: the category and [`phrase_key`] of the words ("The  Moka
+    /// Pot" and "the moka pot" are one search).
     pub fn key(&self) -> String {
-        let words: Vec<String> = self
-            .text
-            .split_whitespace()
-            .map(str::to_lowercase)
-            .collect();
-        format!("{}:{}", self.category.name(), words.join(" "))
+        format!("{}:{}", self.category.name(), phrase_key(&self.text))
     }
+}
+
+/// A phrase as a key: its words, lower case, single-spaced. What a search and what was
+/// learnt about a word are both kept under it.
+pub fn phrase_key(text: &str) -> String {
+    text.split_whitespace()
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// One result of a search.

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use asp_core::models::{ConceptKeywords, ConceptStore, Grounding};
+// "Moka  Pot" and "moka pot" are one word
+use asp_core::web::phrase_key;
 use redb::{Database, ReadableDatabase, TableDefinition};
 use serde::{Deserialize, Serialize};
 
@@ -25,14 +27,6 @@ const SCHEMA_VERSION: u64 = 1;
 struct KeywordsEntry {
     keywords: ConceptKeywords,
     sources: Vec<String>,
-}
-
-/// The word as a key: lower case, single-spaced ("Moka  Pot" and "moka pot" are one).
-pub fn concept_key(word: &str) -> String {
-    word.split_whitespace()
-        .map(str::to_lowercase)
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// Groundings of unknown words on one redb file.
@@ -130,7 +124,7 @@ impl ConceptMemory {
 
 impl ConceptStore for ConceptMemory {
     fn recall(&self, word: &str) -> Result<Option<Grounding>, String> {
-        self.recall_key(&concept_key(word))
+        self.recall_key(&phrase_key(word))
             .map_err(|e| e.to_string())
     }
 
@@ -140,7 +134,7 @@ impl ConceptStore for ConceptMemory {
         keywords: &ConceptKeywords,
         sources: &[String],
     ) -> Result<(), String> {
-        let key = concept_key(word);
+        let key = phrase_key(word);
         if key.is_empty() {
             return Err("a concept needs a word".into());
         }
@@ -158,7 +152,7 @@ impl ConceptStore for ConceptMemory {
     }
 
     fn remember_replacement(&self, word: &str, replacement: &str) -> Result<(), String> {
-        let key = concept_key(word);
+        let key = phrase_key(word);
         let replacement = replacement.trim();
         if key.is_empty() || replacement.is_empty() {
             return Err(format!(

@@ -206,21 +206,16 @@ impl ConceptGrounder {
             .search(&WebQuery::new(word, SearchCategory::General))
             .await
             .map_err(web)?;
+        let pages = &pages[..pages.len().min(self.settings.pages)];
         let quoted: Vec<String> = pages
             .iter()
-            .take(self.settings.pages)
             .map(|p| {
                 let mut p = p.clone();
                 p.content = p.content.chars().take(self.settings.page_chars).collect();
                 p.quoted()
             })
             .collect();
-        sources.extend(
-            pages
-                .iter()
-                .take(self.settings.pages)
-                .map(|p| p.url.clone()),
-        );
+        sources.extend(pages.iter().map(|p| p.url.clone()));
         let replacement = if self.settings.known_words.is_empty() {
             None
         } else {
