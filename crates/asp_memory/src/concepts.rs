@@ -53,6 +53,29 @@ impl ConceptMemory {
         Ok(mem)
     }
 
+    /// The memory at `path` as this process has it open: the same handle for every
+    /// caller while one holds it (nodes of one process, a graph started while the last
+    /// one's tasks are still winding down), else [`Self::open`]. Another process holding
+    /// the file is still an error naming it.
+    pub fn open_shared(path: impl AsRef<Path>) -> Result<Arc<Self>, MemoryError> {
+        use std::collections::HashMap;
+        use std::sync::{Mutex, OnceLock, Weak};
+        static OPEN: OnceLock<Mutex<HashMap<PathBuf, Weak<ConceptMemory>>>> = OnceLock::new();
+        let path = path.as_ref().to_path_buf();
+        let key = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
+        let mut open = OPEN
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        open.retain(|_, w| w.strong_count() > 0);
+        if let Some(mem) = open.get(&key).and_then(Weak::upgrade) {
+            return Ok(mem);
+        }
+        let mem = Arc::new(Self::open(&path)?);
+        open.insert(key, Arc::downgrade(&mem));
+        Ok(mem)
+    }
+
     fn err(&self, e: impl std::fmt::Display) -> MemoryError {
         MemoryError::Database {
             file: self.path.display().to_string(),
@@ -213,6 +236,32 @@ mod tests {
         let e = ConceptMemory::open(&path).unwrap_err();
         assert!(matches!(e, MemoryError::Held { .. }), "{e}");
         assert!(e.to_string().contains("pid"), "{e}");
+    }
+
+    #[test]
+    fn openers_in_one_process_share_the_handle_until_the_last_drops_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("concepts.redb");
+        let a = ConceptMemory::open_shared(&path).unwrap();
+        let b = ConceptMemory::open_shared(&path).unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        let k = ConceptKeywords {
+            colour: "silver".into(),
+            shape: "jug".into(),
+            material: "aluminium".into(),
+            size: "small".into(),
+            function: "brews coffee".into(),
+        };
+        a.remember_keywords("moka pot", &k, &[]).unwrap();
+        assert!(b.recall("moka pot").unwrap().is_some());
+        // a plain open while shared is refused as before; after the last drop, a fresh one
+        assert!(matches!(
+            ConceptMemory::open(&path).unwrap_err(),
+            MemoryError::Held { .. }
+        ));
+        drop((a, b));
+        let c = ConceptMemory::open_shared(&path).unwrap();
+        assert!(c.recall("moka pot").unwrap().is_some());
     }
 
     #[test]
