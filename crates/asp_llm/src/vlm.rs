@@ -585,8 +585,22 @@ impl MemoryVlm for OpenAiVlm {
     }
 }
 
-/// Keywords longer than this are not keywords (an answer that pastes page text, say).
+/// A keyword is cut to this many characters, at a word boundary: a wordy model still
+/// grounds the word, and an answer that pastes page text does not carry it along.
 const MAX_KEYWORD_CHARS: usize = 60;
+
+/// `v` cut to [`MAX_KEYWORD_CHARS`] at the last space before the limit (mid-word when
+/// there is none).
+fn keyword_cut(v: &str) -> String {
+    if v.chars().count() <= MAX_KEYWORD_CHARS {
+        return v.to_owned();
+    }
+    let head: String = v.chars().take(MAX_KEYWORD_CHARS + 1).collect();
+    match head.rfind(' ') {
+        Some(i) if i > 0 => head[..i].trim_end_matches([',', ';', ' ']).to_owned(),
+        _ => head.chars().take(MAX_KEYWORD_CHARS).collect(),
+    }
+}
 
 #[async_trait]
 impl ConceptVlm for OpenAiVlm {
@@ -596,27 +610,28 @@ impl ConceptVlm for OpenAiVlm {
             .replace("{columns}", &collage.columns.to_string())
             .replace("{n}", &collage.pictures.to_string())
             .replace("{word}", word);
-        self.ask("keywords", prompt, vec![enc.data_url], |a: KeywordsAnswer| {
-            let field = |name: &str, v: String| {
-                let v = v.trim().to_lowercase();
-                if v.is_empty() {
-                    Err(format!("\"{name}\" is empty"))
-                } else if v.chars().count() > MAX_KEYWORD_CHARS {
-                    Err(format!(
-                        "\"{name}\" has more than {MAX_KEYWORD_CHARS} characters: give a few words"
-                    ))
-                } else {
-                    Ok(v)
-                }
-            };
-            Ok(ConceptKeywords {
-                colour: field("colour", a.colour)?,
-                shape: field("shape", a.shape)?,
-                material: field("material", a.material)?,
-                size: field("size", a.size)?,
-                function: field("function", a.function)?,
-            })
-        })
+        self.ask(
+            "keywords",
+            prompt,
+            vec![enc.data_url],
+            |a: KeywordsAnswer| {
+                let field = |name: &str, v: String| {
+                    let v = v.trim().to_lowercase();
+                    if v.is_empty() {
+                        Err(format!("\"{name}\" is empty"))
+                    } else {
+                        Ok(keyword_cut(&v))
+                    }
+                };
+                Ok(ConceptKeywords {
+                    colour: field("colour", a.colour)?,
+                    shape: field("shape", a.shape)?,
+                    material: field("material", a.material)?,
+                    size: field("size", a.size)?,
+                    function: field("function", a.function)?,
+                })
+            },
+        )
         .await
     }
 
@@ -671,5 +686,25 @@ impl ConceptVlm for OpenAiVlm {
             }
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_keyword_is_cut_at_a_word_boundary() {
+        assert_eq!(keyword_cut("silver"), "silver");
+        let long = "flat rectangular book with rounded corners and an elastic band";
+        let cut = keyword_cut(long);
+        assert_eq!(
+            cut,
+            "flat rectangular book with rounded corners and an elastic"
+        );
+        assert!(cut.chars().count() <= MAX_KEYWORD_CHARS);
+        // pasted page text stays bounded, even without spaces
+        let pasted = "x".repeat(500);
+        assert_eq!(keyword_cut(&pasted).chars().count(), MAX_KEYWORD_CHARS);
     }
 }
