@@ -453,8 +453,35 @@ impl PhraseReader<'_> {
         {
             core.pop();
         }
-        // "the desk's top drawer": the owner before 's, the part after it
-        if toks.get(i).is_some_and(|t| t.is("'s")) {
+        // "the desk's top drawer": the owner before 's, the part after it. Not a part:
+        // a capitalised owner names the thing ("the Rubik's cube": a product name, kept
+        // whole for grounding), another owns it ("grandma's teapot": the teapot)
+        let names_a_part = |at: usize| {
+            let words = noun_words(toks, at);
+            toks[words]
+                .last()
+                .is_some_and(|t| PART_NOUNS.contains(&singular(&t.w).as_str()))
+        };
+        if toks.get(i).is_some_and(|t| t.is("'s"))
+            && !core.is_empty()
+            && !names_a_part(i + 1)
+            && !noun_words(toks, i + 1).is_empty()
+        {
+            let named = noun_words(toks, i + 1);
+            let capitalised = core
+                .last()
+                .is_some_and(|t| t.raw.starts_with(|c: char| c.is_uppercase()));
+            if capitalised {
+                if let Some(owner) = core.last_mut() {
+                    owner.w.push_str("'s");
+                    owner.raw.push_str("'s");
+                }
+            } else {
+                core.clear();
+            }
+            core.extend_from_slice(&toks[named.clone()]);
+            i = named.end;
+        } else if toks.get(i).is_some_and(|t| t.is("'s")) {
             self.core(&core, &mut p);
             let part = noun_words(toks, i + 1);
             let part_words: Vec<String> = toks[part.clone()].iter().map(|t| t.w.clone()).collect();
