@@ -19,6 +19,9 @@
 //!   when the text-embedding cosine similarity of query and description reaches
 //!   `simulation.vlm_similarity_threshold`; then flips the answer with probability
 //!   `simulation.vlm_error_rate`, drawn per set of views (a new look can correct it).
+//!   Names it was built without ([`SimulatedRetrievalVlm::with_unknown_names`]: the
+//!   brands and products of the simulation's web corpus) it cannot read, in a question
+//!   or in the simulator's names: such a question is judged by the look it describes.
 //!
 //! - [`SimulatedOutcomeVlm`]: the verifier's before/after Yes/No for presses and
 //!   switches ("Has the h key of the keyboard been pressed?"): the part the question names
@@ -451,6 +454,15 @@ pub(crate) fn content_words(text: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// Lowercase alphanumeric tokens, plurals folded, in order (stopwords kept).
+fn folded_words(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(singular)
+        .collect()
+}
+
 fn singular(w: &str) -> String {
     if w.len() > 4 && w.ends_with("ies") {
         format!("{}y", &w[..w.len() - 3])
@@ -492,6 +504,8 @@ fn shown_instance(gt: &GroundTruth) -> Option<u32> {
 pub struct SimulatedRetrievalVlm {
     text: TextCache,
     params: PerceptionSimulationConfig,
+    /// Names this model never learnt (brands, products, characters), as folded words.
+    unknown: Arc<Vec<Vec<String>>>,
 }
 
 impl std::fmt::Debug for SimulatedRetrievalVlm {
@@ -509,11 +523,84 @@ impl SimulatedRetrievalVlm {
         Self {
             text: TextCache::new(text),
             params,
+            unknown: Arc::new(Vec::new()),
         }
     }
 
-    /// The noiseless decision for one instance (before the error flip).
+    /// A model that never learnt `names` (a detector's vocabulary gap: "moka pot",
+    /// "Stanley cup"): it cannot tell such a thing from its name, in a question or in the
+    /// simulator's names and descriptions, only from its look.
+    pub fn with_unknown_names<S: AsRef<str>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        let mut phrases: Vec<Vec<String>> = names
+            .into_iter()
+            .map(|n| folded_words(n.as_ref()))
+            .filter(|w| !w.is_empty())
+            .collect();
+        // the longest first, so "stanley cup lid" goes before "stanley cup"
+        phrases.sort_by_key(|p| std::cmp::Reverse(p.len()));
+        phrases.dedup();
+        self.unknown = Arc::new(phrases);
+        self
+    }
+
+    /// `text` without the names this model does not know (but those `seen` holds: the
+    /// model describes the object with them itself), and whether it held one.
+    fn known_part(&self, text: &str, seen: &[String]) -> (String, bool) {
+        let mut words = folded_words(text);
+        let mut found = false;
+        let in_seen = |p: &[String]| seen.windows(p.len()).any(|w| w == p);
+        for phrase in self.unknown.iter().filter(|p| !in_seen(p)) {
+            let mut i = 0;
+            while i + phrase.len() <= words.len() {
+                if words[i..i + phrase.len()] == phrase[..] {
+                    words.drain(i..i + phrase.len());
+                    found = true;
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        (words.join(" "), found)
+    }
+
+    /// The noiseless decision for one instance (before the error flip). A question that
+    /// names a thing this model does not know (nor describes the object with) is judged by the look it describes (the
+    /// comma-separated phrases after the name, as a grounded query gives them: "moka pot,
+    /// silver, eight-sided jug, aluminium, small, brews coffee"): yes when at least half
+    /// of them (and one) share a word with what the object looks like; without them, by
+    /// its other words alone.
     pub fn matches(&self, query: &str, name: &str, description: &str) -> Result<bool, ModelError> {
+        // a name the model itself describes the object with is one it knows ("a grey
+        // plastic thermos"); the simulator's names it cannot read
+        let seen = folded_words(description);
+        let (name, _) = self.known_part(&name.replace('_', " "), &seen);
+        let (known_query, named_unknown) = self.known_part(query, &seen);
+        if !named_unknown {
+            return self.plain_match(query, &name, description);
+        }
+        let looks: Vec<BTreeSet<String>> = query
+            .split(',')
+            .skip(1)
+            .map(content_words)
+            .filter(|w| !w.is_empty())
+            .collect();
+        if looks.is_empty() {
+            if content_words(&known_query).is_empty() {
+                return Ok(false);
+            }
+            return self.plain_match(&known_query, &name, description);
+        }
+        let seen_words = content_words(description);
+        let seen = looks
+            .iter()
+            .filter(|l| l.intersection(&seen_words).next().is_some())
+            .count();
+        Ok(seen >= 1 && 2 * seen >= looks.len())
+    }
+
+    /// Every content word of `query` in the name or the description, or their meanings
+    /// close enough.
+    fn plain_match(&self, query: &str, name: &str, description: &str) -> Result<bool, ModelError> {
         let wanted = content_words(query);
         let have: BTreeSet<String> = content_words(&format!("{name} {description}"));
         if !wanted.is_empty() && wanted.is_subset(&have) {
@@ -1060,6 +1147,59 @@ mod tests {
                 .await
                 .is_err()
         );
+    }
+
+    fn retrieval_vlm_not_knowing(names: &[&str]) -> SimulatedRetrievalVlm {
+        let text: Arc<dyn TextEmbedder> = Arc::new(crate::hashing::HashingTextEmbedder::new(64));
+        SimulatedRetrievalVlm::new(text, PerceptionSimulationConfig::default())
+            .with_unknown_names(names.iter().copied())
+    }
+
+    #[test]
+    fn a_name_the_model_never_learnt_is_judged_by_the_look_the_question_describes() {
+        let vlm = retrieval_vlm_not_knowing(&["moka pot", "stanley cup"]);
+        let moka = (
+            "moka_pot",
+            "a small silver eight-sided aluminium coffee pot with a black handle",
+        );
+        // a name the object's own description uses is known
+        let thermos = retrieval_vlm_not_knowing(&["thermos"]);
+        assert!(
+            thermos
+                .matches("the thermos", "thermos_0", "a grey plastic thermos")
+                .unwrap()
+        );
+        assert!(
+            !thermos
+                .matches("the thermos", "cup_left", "a blue plastic cup")
+                .unwrap()
+        );
+        let kettle = (
+            "kettle",
+            "a white electric kettle with a power button on its lid",
+        );
+        // the bare name: the model cannot tell, even from the simulator's own names
+        assert!(!vlm.matches("the moka pot", moka.0, moka.1).unwrap());
+        assert!(!vlm.matches("moka pots", moka.0, moka.1).unwrap());
+        // with the look: half of the phrases or more seen on the object
+        let grounded = "moka pot, silver, eight-sided jug with a narrow waist, aluminium, small, brews coffee on a stove";
+        assert!(vlm.matches(grounded, moka.0, moka.1).unwrap());
+        assert!(!vlm.matches(grounded, kettle.0, kettle.1).unwrap());
+        // another thing's look is not this one's
+        let pink = "stanley cup, pastel pink, tall tapered tumbler, stainless steel, large, keeps a drink cold";
+        assert!(!vlm.matches(pink, moka.0, moka.1).unwrap());
+        // the known rest of a question still counts ("my Stanley cup" has none)
+        assert!(
+            !vlm.matches("my Stanley cup", "cup_left", "a blue plastic cup")
+                .unwrap()
+        );
+        assert!(vlm.matches("the pot", moka.0, moka.1).unwrap());
+        // questions without unknown names are judged as before
+        assert!(vlm.matches("kettle", kettle.0, kettle.1).unwrap());
+        assert!(!vlm.matches("kettle", moka.0, moka.1).unwrap());
+        // a model that knows every name reads the simulator's name as before
+        let knows_all = retrieval_vlm_not_knowing(&[]);
+        assert!(knows_all.matches("the moka pot", moka.0, moka.1).unwrap());
     }
 
     #[test]

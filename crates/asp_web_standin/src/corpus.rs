@@ -100,6 +100,11 @@ pub fn words(text: &str) -> Vec<String> {
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
         .filter(|w| !STOPWORDS.contains(&w.as_str()))
+        // plurals folded, as a search engine stems ("moka pots" finds "moka pot")
+        .map(|w| match w.strip_suffix('s') {
+            Some(stem) if stem.len() > 2 && !stem.ends_with('s') => stem.to_owned(),
+            _ => w,
+        })
         .collect()
 }
 
@@ -174,6 +179,22 @@ impl Corpus {
     /// The concept whose [`Concept::slug`] is `slug`.
     pub fn by_slug(&self, slug: &str) -> Option<&Concept> {
         self.concepts.iter().find(|c| c.slug() == slug)
+    }
+
+    /// The concepts whose pictures an image search for `query` shows, best first: those
+    /// the query names (its name or an alias among the query's words), as an image
+    /// engine matches pictures by their captions. A query that names none shows none,
+    /// rather than pictures of whatever page mentions one of its words.
+    pub fn pictured(&self, query: &str) -> Vec<(&Concept, f32)> {
+        let q = words(query);
+        self.rank(query)
+            .into_iter()
+            .filter(|(c, _)| {
+                std::iter::once(&c.name)
+                    .chain(&c.aliases)
+                    .any(|n| contains_phrase(&q, &words(n)))
+            })
+            .collect()
     }
 
     /// The concepts that match `query`, best first, with their scores: a name or an alias
@@ -256,6 +277,20 @@ concepts:
         assert_eq!(c.rank("a glass plunger jug")[0].0.name, "french press");
         assert!(c.rank("unicorn").is_empty());
         assert!(c.rank("the my of").is_empty());
+    }
+
+    #[test]
+    fn pictures_are_of_the_concepts_a_query_names() {
+        let c = Corpus::parse(TWO, "two.yaml").unwrap();
+        let names = |q: &str| -> Vec<String> {
+            c.pictured(q).iter().map(|(k, _)| k.name.clone()).collect()
+        };
+        assert_eq!(names("my Moka Pots"), ["moka pot"]);
+        assert_eq!(names("a stovetop espresso maker"), ["moka pot"]);
+        // words of its pages, or one word of its name, are not a picture of it
+        assert!(!c.rank("a glass plunger jug").is_empty());
+        assert!(names("a glass plunger jug").is_empty());
+        assert!(names("the pot").is_empty());
     }
 
     #[test]

@@ -180,7 +180,11 @@ async fn search(
         .and_then(|p| p.parse().ok())
         .unwrap_or(1)
         .max(1);
-    let ranked = s.corpus.rank(q);
+    let ranked = if images {
+        s.corpus.pictured(q)
+    } else {
+        s.corpus.rank(q)
+    };
     let mut results: Vec<Value> = Vec::new();
     for (concept, score) in &ranked {
         if images {
