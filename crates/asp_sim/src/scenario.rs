@@ -11,7 +11,7 @@ use crate::error::SimError;
 use crate::predicate::{Predicate, RobotView};
 use crate::world::shape::pose_from_spec;
 use crate::world::spec::PoseSpec;
-use crate::world::{World, load_world};
+use crate::world::{World, load_world_adding};
 use crate::yaml;
 
 /// Which published study a scenario is modelled on.
@@ -56,6 +56,9 @@ pub struct Setup {
     /// Objects taken out of the world.
     #[serde(default)]
     pub remove: Vec<String>,
+    /// Objects put into the world (the scenario's props), written as a world file's.
+    #[serde(default)]
+    pub add: Vec<crate::world::spec::ObjectSpec>,
 }
 
 /// One partial-progress level: `score` when `when` holds.
@@ -73,6 +76,10 @@ pub struct Partial {
 pub struct ScenarioSpec {
     pub name: String,
     pub study: Study,
+    /// A suite's grouping of its scenarios (the concepts suite's `easy`, `medium`,
+    /// `hard`); `asp eval` reports success per level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<String>,
     /// The instruction given to the robot.
     pub goal: String,
     /// World file, relative to the config folder (the parent of `scenarios/`).
@@ -124,7 +131,7 @@ impl Scenario {
         let path = path.as_ref();
         let (spec, _): (ScenarioSpec, _) = yaml::load_file(path)?;
         let world_path = config_root_of(path).join(&spec.world);
-        let world = load_world(&world_path).map_err(|e| match e {
+        let world = load_world_adding(&world_path, &spec.setup.add).map_err(|e| match e {
             SimError::Io { message, .. } => SimError::invalid(
                 path,
                 "world",
@@ -165,6 +172,15 @@ impl Scenario {
                 "robot",
                 format!("base pose must be finite, got {:?}", spec.robot),
             ));
+        }
+        // the props come with the world (Self::load); a world made without them lacks them
+        for (k, o) in spec.setup.add.iter().enumerate() {
+            if world.index_of(&o.name).is_none() {
+                return Err(err(
+                    &format!("setup.add[{k}]"),
+                    format!("{:?} is not in the world given", o.name),
+                ));
+            }
         }
         for (name, pose) in &spec.setup.moves {
             let at = format!("setup.move.{name}");

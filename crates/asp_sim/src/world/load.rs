@@ -20,6 +20,19 @@ pub fn load_world(path: impl AsRef<Path>) -> Result<World, SimError> {
     build_world(&spec, path, dir)
 }
 
+/// [`load_world`] with `extra` objects placed in it (a scenario's props), checked as the
+/// file's own: names unique, shapes valid.
+pub fn load_world_adding(
+    path: impl AsRef<Path>,
+    extra: &[crate::world::spec::ObjectSpec],
+) -> Result<World, SimError> {
+    let path = path.as_ref();
+    let (mut spec, _): (WorldSpec, _) = yaml::load_file(path)?;
+    spec.objects.extend(extra.iter().cloned());
+    let dir = path.parent().unwrap_or(Path::new("."));
+    build_world(&spec, path, dir)
+}
+
 /// Parses and validates world YAML held in memory; `file` names it in errors and its
 /// folder resolves mesh paths.
 pub fn parse_world(text: &str, file: impl AsRef<Path>) -> Result<World, SimError> {

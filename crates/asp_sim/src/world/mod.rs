@@ -10,7 +10,7 @@ use nalgebra::{Translation3, Unit, UnitQuaternion};
 use parry3d::bounding_volume::{Aabb, BoundingVolume};
 use parry3d::query::{Ray, RayCast};
 
-pub use load::{load_world, parse_world, world_from_spec};
+pub use load::{load_world, load_world_adding, parse_world, world_from_spec};
 pub use shape::Prim;
 pub use spec::{JointKind, PartFunctionSpec as PartFunction, WorldSpec};
 
