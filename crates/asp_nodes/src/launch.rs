@@ -65,8 +65,8 @@ impl LaunchTarget {
 
     /// Overrides the target implies, before the user's: simulated time, the simulated
     /// robot's mobile base (the agent may drive it: searches and `go_to`), cameras that
-    /// stream as a robot's do, and the sim's VLM stand-in on a known port the product
-    /// nodes are pointed at; a robot has no render service (its cameras stream).
+    /// stream as a robot's do, and the sim's VLM and web search stand-ins on known ports
+    /// the product nodes are pointed at; a robot has no render service (its cameras stream).
     pub fn implied_overrides(self) -> Vec<String> {
         match self {
             LaunchTarget::Sim => vec![
@@ -80,6 +80,10 @@ impl LaunchTarget {
                 format!("sim_node.vlm_standin.bind=127.0.0.1:{SIM_VLM_PORT}"),
                 format!("agent_node.vlm.base_url=http://127.0.0.1:{SIM_VLM_PORT}/v1"),
                 "agent_node.vlm.api_key_env=\"\"".into(),
+                format!("sim_node.web_standin.bind=127.0.0.1:{SIM_WEB_PORT}"),
+                format!(
+                    "object_map_node.concepts.web_search.base_url=http://127.0.0.1:{SIM_WEB_PORT}"
+                ),
             ],
             LaunchTarget::Robot => vec!["/**.cameras.sim_render=false".into()],
         }
@@ -95,6 +99,9 @@ pub const SIM_CAMERA_RATE_HZ: f64 = 5.0;
 
 /// The port `asp launch sim` serves the simulation's VLM on.
 pub const SIM_VLM_PORT: u16 = 8790;
+
+/// The port `asp launch sim` serves the simulation's web search on.
+pub const SIM_WEB_PORT: u16 = 8791;
 
 /// Receives every output line of every node: `(node, line)`.
 pub type LineSink = Arc<dyn Fn(&str, &str) + Send + Sync>;

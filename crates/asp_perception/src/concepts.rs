@@ -35,6 +35,20 @@ pub struct GroundingSettings {
     pub known_words: Vec<String>,
 }
 
+impl GroundingSettings {
+    /// `object_map_node.concepts`.
+    pub fn from_config(cfg: &asp_config::sections::perception::ConceptsConfig) -> Self {
+        Self {
+            pictures: cfg.pictures,
+            columns: cfg.columns,
+            cell: cfg.cell,
+            pages: cfg.pages,
+            page_chars: cfg.page_chars,
+            known_words: cfg.known_words.clone(),
+        }
+    }
+}
+
 impl Default for GroundingSettings {
     fn default() -> Self {
         Self {

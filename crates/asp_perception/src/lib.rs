@@ -36,7 +36,7 @@ pub use builder::{Detection, KeyframeDetections, KeyframeReport, MapBuilder};
 pub use error::PerceptionError;
 pub use factory::PerceptionModels;
 pub use hashing::HashingTextEmbedder;
-pub use retrieval::{Candidate, ObjectRegistry, ObjectRetriever, Retrieval};
+pub use retrieval::{Ask, Candidate, ObjectRegistry, ObjectRetriever, Retrieval};
 pub use simulated::{
     SimulatedImageEmbedder, SimulatedMemoryParams, SimulatedMemoryVlm, SimulatedOutcomeVlm,
     SimulatedRetrievalVlm, SimulatedSegmenter,

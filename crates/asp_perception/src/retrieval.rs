@@ -162,6 +162,26 @@ pub struct Retrieval {
     pub room: Option<String>,
 }
 
+/// What a retrieval asks: the text candidates are ranked by, the question each is
+/// confirmed with, and the name confirmed objects are keyed after. A plain query is all
+/// three.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ask<'a> {
+    pub rank: &'a str,
+    pub confirm: &'a str,
+    pub key: &'a str,
+}
+
+impl<'a> Ask<'a> {
+    pub fn plain(query: &'a str) -> Self {
+        Self {
+            rank: query,
+            confirm: query,
+            key: query,
+        }
+    }
+}
+
 /// Runs `object_retrieval` over a map.
 #[derive(Clone)]
 pub struct ObjectRetriever {
@@ -238,6 +258,20 @@ impl ObjectRetriever {
             .await
     }
 
+    /// [`Self::retrieve_where`] with the three uses of a query apart (a grounded word,
+    /// SPEC §4.2): the candidates ranked by `ask.rank`, each confirmed as `ask.confirm`,
+    /// and the confirmed ones keyed after `ask.key`.
+    pub async fn retrieve_asking(
+        &self,
+        map: &ObjectMap,
+        registry: &mut ObjectRegistry,
+        ask: Ask<'_>,
+        eligible: impl Fn(&Object) -> bool,
+    ) -> Result<Retrieval, PerceptionError> {
+        self.retrieve_asked(map, registry, ask, eligible, None)
+            .await
+    }
+
     async fn retrieve_in(
         &self,
         map: &ObjectMap,
@@ -246,9 +280,22 @@ impl ObjectRetriever {
         eligible: impl Fn(&Object) -> bool,
         since: Option<u32>,
     ) -> Result<Retrieval, PerceptionError> {
+        self.retrieve_asked(map, registry, Ask::plain(query), eligible, since)
+            .await
+    }
+
+    async fn retrieve_asked(
+        &self,
+        map: &ObjectMap,
+        registry: &mut ObjectRegistry,
+        ask: Ask<'_>,
+        eligible: impl Fn(&Object) -> bool,
+        since: Option<u32>,
+    ) -> Result<Retrieval, PerceptionError> {
+        let query = ask.confirm;
         let seen = |o: &Object| since.is_none_or(|f| o.crops.iter().any(|c| c.keyframe >= f));
         let eligible = |o: &Object| seen(o) && eligible(o);
-        let q = self.text.embed_text(query)?;
+        let q = self.text.embed_text(ask.rank)?;
         let ranked: Vec<(ObjectId, f32)> = map
             .top_k_by_similarity(&q, map.len())
             .into_iter()
@@ -277,7 +324,7 @@ impl ObjectRetriever {
                 centroid = ?object.point_cloud.centroid(),
                 "retrieval candidate"
             );
-            let key = confirmed.then(|| registry.register(query, id));
+            let key = confirmed.then(|| registry.register(ask.key, id));
             if let Some(k) = &key {
                 keys.push(k.clone());
             }
@@ -288,7 +335,12 @@ impl ObjectRetriever {
                 key,
             });
         }
-        tracing::debug!(query, found = keys.len(), "object retrieval");
+        tracing::debug!(
+            query,
+            rank = ask.rank,
+            found = keys.len(),
+            "object retrieval"
+        );
         Ok(Retrieval {
             query: query.to_owned(),
             keys,

@@ -10,7 +10,7 @@ use asp_sim::SimRobot;
 
 use crate::SimulationError;
 use crate::node::{SimNode, start_sim_node};
-use crate::standin::pointed_at;
+use crate::standin::{pointed_at, searching_on};
 
 /// The running product graph and the sim node it drives. Fields drop in order: the
 /// product nodes first, the sim node (the robot they drive) last.
@@ -29,7 +29,10 @@ pub async fn start_sim_graph(
 ) -> Result<SimGraph, SimulationError> {
     let node = transport.node("sim_node")?;
     let sim = start_sim_node(cfg, &node, sim).await?;
-    let cfg = pointed_at(cfg, sim.vlm_standin.as_ref());
+    let cfg = searching_on(
+        pointed_at(cfg, sim.vlm_standin.as_ref()),
+        sim.web_standin.as_ref(),
+    );
     let product = start_graph(&cfg, transport, options).await?;
     Ok(SimGraph { product, sim })
 }

@@ -327,6 +327,8 @@ pub struct SimNode {
     pub node: Node,
     /// The simulation's VLM (`sim_node.vlm_standin`), serving while the node runs.
     pub vlm_standin: Option<asp_vlm_standin::VlmStandIn>,
+    /// The simulation's web search (`sim_node.web_standin`), serving while the node runs.
+    pub web_standin: Option<asp_web_standin::WebStandIn>,
     _keep: Vec<Box<dyn std::any::Any + Send>>,
     _tasks: Vec<AbortOnDrop>,
 }
@@ -340,13 +342,15 @@ impl std::fmt::Debug for SimNode {
 }
 
 /// Starts the sim node on `node` over `sim`, with the simulation's VLM stand-in server
-/// when `sim_node.vlm_standin.enabled`.
+/// when `sim_node.vlm_standin.enabled` and its web search when
+/// `sim_node.web_standin.enabled`.
 pub async fn start_sim_node(
     cfg: &LoadedConfig,
     node: &Node,
     sim: SimRobot,
 ) -> Result<SimNode, SimulationError> {
     let vlm_standin = crate::standin::start_vlm_standin(cfg, &sim).await?;
+    let web_standin = crate::standin::start_web_standin(cfg).await?;
     let c = &cfg.config;
     let interfaces = &c.skill_executor_node.interfaces;
     let map_frame = c.common.frames.map.as_str();
@@ -467,6 +471,7 @@ pub async fn start_sim_node(
         sim,
         node: node.clone(),
         vlm_standin,
+        web_standin,
         _keep: keep,
         _tasks: tasks,
     })

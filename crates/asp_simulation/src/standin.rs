@@ -1,5 +1,7 @@
 //! The simulation's VLM: the stand-in server (`asp_vlm_standin`) over a simulation's
-//! rendered frames, and the configuration that points this process's nodes at it.
+//! rendered frames; the simulation's web: the search server (`asp_web_standin`) over the
+//! corpus of concepts no detector knows; and the configuration that points this
+//! process's nodes at both.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -7,6 +9,7 @@ use std::sync::Arc;
 use asp_config::LoadedConfig;
 use asp_sim::SimRobot;
 use asp_vlm_standin::{FrameLog, StandInModels, VlmStandIn};
+use asp_web_standin::{ConceptErrors, Corpus, CorpusVlm, WebStandIn};
 use tracing::info;
 
 use crate::SimulationError;
@@ -49,14 +52,63 @@ fn standin_models(cfg: &LoadedConfig) -> Result<StandInModels, SimulationError> 
     let text = asp_perception::factory::text_embedder(cfg).map_err(|e| {
         SimulationError::StandIn(format!("the retrieval stand-in's text embedder: {e}"))
     })?;
+    let mut retrieval = asp_perception::factory::simulated_retrieval_vlm(cfg, &text);
+    let mut concept: Option<Arc<dyn asp_core::models::ConceptVlm>> = None;
+    if let Some(corpus) = web_corpus(cfg)? {
+        // the corpus's concepts are what the detector never learnt: it sees their looks
+        retrieval = retrieval.with_unknown_names(
+            corpus
+                .concepts()
+                .iter()
+                .flat_map(|k| std::iter::once(&k.name).chain(&k.aliases)),
+        );
+        let w = &c.sim_node.web_standin;
+        concept = Some(Arc::new(CorpusVlm::new(
+            Arc::new(corpus),
+            ConceptErrors {
+                keyword: w.keyword_error_rate,
+                replacement: w.replacement_error_rate,
+                seed: c.object_map_node.simulation.seed,
+            },
+        )));
+    }
     Ok(StandInModels {
-        retrieval: Arc::new(asp_perception::factory::simulated_retrieval_vlm(cfg, &text)),
+        retrieval: Arc::new(retrieval),
         affordance: Arc::new(asp_system::models::simulated_affordance_vlm(c)),
         outcome: Arc::new(asp_system::models::simulated_outcome_vlm(c)),
         memory: Arc::new(asp_perception::factory::simulated_memory_vlm(cfg)),
-        // concept questions come with grounding unknown words (issue 17), not wired yet
-        concept: None,
+        concept,
     })
+}
+
+/// The corpus of `sim_node.web_standin` (when enabled).
+fn web_corpus(cfg: &LoadedConfig) -> Result<Option<Corpus>, SimulationError> {
+    let w = &cfg.config.sim_node.web_standin;
+    if !w.enabled {
+        return Ok(None);
+    }
+    Corpus::load(cfg.config_path(&w.corpus))
+        .map(Some)
+        .map_err(|e| SimulationError::StandIn(format!("sim_node.web_standin.corpus: {e}")))
+}
+
+/// Starts the search server of `sim_node.web_standin` (when enabled) on its corpus.
+pub async fn start_web_standin(cfg: &LoadedConfig) -> Result<Option<WebStandIn>, SimulationError> {
+    let Some(corpus) = web_corpus(cfg)? else {
+        return Ok(None);
+    };
+    let bind: SocketAddr = cfg.config.sim_node.web_standin.bind.parse().map_err(|e| {
+        SimulationError::StandIn(format!(
+            "sim_node.web_standin.bind {:?}: {e}",
+            cfg.config.sim_node.web_standin.bind
+        ))
+    })?;
+    let concepts = corpus.concepts().len();
+    let server = WebStandIn::start(bind, corpus).await.map_err(|e| {
+        SimulationError::StandIn(format!("web search: cannot listen on {bind}: {e}"))
+    })?;
+    info!(url = %server.base_url(), concepts, "the simulation's web search is serving");
+    Ok(Some(server))
 }
 
 /// A stand-in on 127.0.0.1 for frames that were recorded in simulation rather than
@@ -77,6 +129,16 @@ pub fn pointed_at(cfg: &LoadedConfig, standin: Option<&VlmStandIn>) -> LoadedCon
     if let Some(s) = standin {
         cfg.config.agent_node.vlm.base_url = s.base_url();
         cfg.config.agent_node.vlm.api_key_env = String::new();
+    }
+    cfg
+}
+
+/// `cfg` with `object_map_node.concepts.web_search` pointed at `web`, for the nodes of
+/// this process; unchanged without one.
+pub fn searching_on(cfg: LoadedConfig, web: Option<&WebStandIn>) -> LoadedConfig {
+    let mut cfg = cfg;
+    if let Some(w) = web {
+        cfg.config.object_map_node.concepts.web_search.base_url = w.base_url();
     }
     cfg
 }

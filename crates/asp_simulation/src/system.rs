@@ -103,6 +103,8 @@ pub struct SimSystem {
     pub agent: Agent,
     /// The simulation's VLM, serving while the system runs.
     pub vlm_standin: Option<asp_vlm_standin::VlmStandIn>,
+    /// The simulation's web search, serving while the system runs.
+    pub web_standin: Option<asp_web_standin::WebStandIn>,
 }
 
 impl std::fmt::Debug for SimSystem {
@@ -125,19 +127,25 @@ impl SimSystem {
         event_sink: Option<Arc<dyn EventSink>>,
     ) -> Result<Self, SimulationError> {
         let vlm_standin = crate::standin::start_vlm_standin(cfg, &sim).await?;
-        let cfg = &crate::standin::pointed_at(cfg, vlm_standin.as_ref());
+        let web_standin = crate::standin::start_web_standin(cfg).await?;
+        let cfg = &crate::standin::searching_on(
+            crate::standin::pointed_at(cfg, vlm_standin.as_ref()),
+            web_standin.as_ref(),
+        );
         let models = asp_perception::factory::models(cfg)?;
         let estop = EStop::new();
-        let map = Arc::new(
-            MapService::new(
-                cfg,
-                models.clone(),
-                Arc::new(sim.clone()),
-                Arc::new(sim.clone()),
-            )?
-            .with_arm(Arc::new(sim.clone()))
-            .with_estop(estop.listener()),
-        );
+        let mut map = MapService::new(
+            cfg,
+            models.clone(),
+            Arc::new(sim.clone()),
+            Arc::new(sim.clone()),
+        )?
+        .with_arm(Arc::new(sim.clone()))
+        .with_estop(estop.listener());
+        if let Some(grounder) = asp_system::models::concept_grounder(cfg)? {
+            map = map.with_grounder(grounder);
+        }
+        let map = Arc::new(map);
         let memory = if options.memory {
             Some(memory_link(cfg, &models)?)
         } else {
@@ -214,6 +222,7 @@ impl SimSystem {
             journal,
             agent,
             vlm_standin,
+            web_standin,
         })
     }
 }

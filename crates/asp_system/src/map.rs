@@ -17,7 +17,10 @@ use asp_core::{
     RgbdFrame, Transform,
 };
 use asp_perception::completion::complete_partial_view;
-use asp_perception::{MapBuilder, ObjectRegistry, ObjectRetriever, PerceptionModels, Retrieval};
+use asp_perception::concepts::ConceptGrounder;
+use asp_perception::{
+    Ask, MapBuilder, ObjectRegistry, ObjectRetriever, PerceptionModels, Retrieval,
+};
 use async_trait::async_trait;
 use tokio::sync::Mutex;
 use tracing::{info, warn};
@@ -334,6 +337,8 @@ pub struct MapService {
     /// The latest exploration's tour (`None` before one): rebuilds refresh instead of
     /// touring again once there is one, and the node's grid topic shows it.
     explorations: tokio::sync::watch::Sender<Option<Arc<ExplorationReport>>>,
+    /// Grounds words retrieval finds nothing for (`object_map_node.concepts`).
+    grounder: Option<Arc<ConceptGrounder>>,
 }
 
 impl std::fmt::Debug for MapService {
@@ -451,6 +456,7 @@ impl MapService {
             estop: None,
             base_frame: cfg.config.common.frames.base.as_str().into(),
             explorations: tokio::sync::watch::Sender::new(None),
+            grounder: None,
             state: Mutex::new(MapState {
                 builder,
                 registry: ObjectRegistry::new(),
@@ -477,6 +483,13 @@ impl MapService {
         self.retriever = asp_perception::factory::retriever(&self.cfg, &self.models, Some(vlm))
             .map_err(perception_error)?;
         Ok(self)
+    }
+
+    /// Grounds words retrieval finds nothing for with `grounder` (SPEC §4.2): the map is
+    /// searched again with the word's keywords, then with the known word that replaces it.
+    pub fn with_grounder(mut self, grounder: Arc<ConceptGrounder>) -> Self {
+        self.grounder = Some(grounder);
+        self
     }
 
     /// Takes `mapping.arm_poses` with `arm` before capturing (keeps the arm out of view).
@@ -852,6 +865,16 @@ impl MapService {
         st: &mut MapState,
         query: &str,
     ) -> Result<Retrieval, ServiceError> {
+        self.retrieve_asking(st, Ask::plain(query)).await
+    }
+
+    /// [`Self::retrieve_in_map`] with the ranking, confirming and keying texts apart.
+    async fn retrieve_asking(
+        &self,
+        st: &mut MapState,
+        ask: Ask<'_>,
+    ) -> Result<Retrieval, ServiceError> {
+        let query = ask.confirm;
         let passed_over = not_passed_over(&st.withdrawn, query, self.max_shift());
         let room = st.room.clone();
         let eligible = |o: &Object| {
@@ -861,7 +884,7 @@ impl MapService {
                     .is_none_or(|r| o.point_cloud.centroid().is_some_and(|c| r.contains(c)))
         };
         self.retriever
-            .retrieve_where(st.builder.map(), &mut st.registry, query, eligible)
+            .retrieve_asking(st.builder.map(), &mut st.registry, ask, eligible)
             .await
             .map_err(perception_error)
     }
@@ -1190,6 +1213,17 @@ impl MapService {
         query: &str,
     ) -> Result<Retrieval, ServiceError> {
         let mut retrieval = self.retrieve_in_map(st, query).await?;
+        // nothing matched the words: ground them, and look and search with what they mean
+        let grounded;
+        let query = if retrieval.keys.is_empty()
+            && let Some((found, q)) = self.grounded_retrieval(st, query).await?
+        {
+            retrieval = found;
+            grounded = q;
+            grounded.as_str()
+        } else {
+            query
+        };
         let here = st.room.as_ref().is_none_or(|r| r.robot_in_it);
         // nothing matched: look from the poses this map has not seen yet, then again
         if retrieval.keys.is_empty() && here && self.look_around(st).await? {
@@ -1218,6 +1252,64 @@ impl MapService {
                 .or_insert_with(|| query.to_owned());
         }
         Ok(retrieval)
+    }
+
+    /// Grounds `query`'s words when a grounder is configured (SPEC §4.2), and searches
+    /// the map with what they mean: candidates ranked by the word and its keywords, then
+    /// (nothing confirmed) by its replacement, a known word that finds things of that
+    /// kind. Either way each candidate is confirmed with the word and its keywords, so
+    /// the kettle beside a moka pot is not taken for it, and keyed after the word. A
+    /// replacement that found something is kept for the next time.
+    ///
+    /// `None` without a grounder or a grounding; else what the search found (perhaps
+    /// nothing) and the question to look further with. A grounding that fails (the web
+    /// or the model down) is logged and retrieval goes on with the words.
+    async fn grounded_retrieval(
+        &self,
+        st: &mut MapState,
+        query: &str,
+    ) -> Result<Option<(Retrieval, String)>, ServiceError> {
+        let Some(grounder) = &self.grounder else {
+            return Ok(None);
+        };
+        let grounded = match grounder.ground(query).await {
+            Ok(Some(g)) => g,
+            Ok(None) => return Ok(None),
+            Err(e) => {
+                warn!(query, error = %e, "grounding failed; retrieving with the words alone");
+                return Ok(None);
+            }
+        };
+        let question = grounded.query();
+        let ask = |rank| Ask {
+            rank,
+            confirm: &question,
+            key: query,
+        };
+        let mut found = self.retrieve_asking(st, ask(&question)).await?;
+        let mut by = "keywords";
+        if found.keys.is_empty()
+            && let Some(replacement) = &grounded.grounding.replacement
+        {
+            found = self.retrieve_asking(st, ask(replacement)).await?;
+            by = "replacement";
+            if !found.keys.is_empty()
+                && let Err(e) = grounder.confirm_replacement(query, replacement)
+            {
+                warn!(query, replacement, error = %e, "the replacement was not kept");
+            }
+        }
+        info!(
+            query,
+            grounded = %question,
+            replacement = ?grounded.grounding.replacement,
+            from_memory = grounded.from_memory,
+            web_calls = grounded.web_calls,
+            found = found.keys.len(),
+            by,
+            "retrieved with the grounded word"
+        );
+        Ok(Some((found, question)))
     }
 
     /// The text embedder's vector of `text` (a request, a room's name).

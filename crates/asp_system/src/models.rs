@@ -116,3 +116,36 @@ pub fn outcome_vlm(cfg: &AspConfig) -> Result<Option<Arc<dyn OutcomeVlm>>, Servi
         OutcomeVlmBackend::OpenaiCompatible => Some(openai_vlm(cfg, "verifier_node.outcome.vlm")?),
     })
 }
+
+/// The grounder of words retrieval finds nothing for (`object_map_node.concepts`), or
+/// `None` when it is off: its memory file (with the search cache) under the data folder,
+/// the SearXNG client, and the VLM server of `agent_node.vlm` (whatever
+/// `object_map_node.models.vlm` is: the concept questions are about web pictures, not
+/// camera frames).
+pub fn concept_grounder(
+    cfg: &LoadedConfig,
+) -> Result<Option<Arc<asp_perception::concepts::ConceptGrounder>>, ServiceError> {
+    use asp_perception::concepts::{ConceptGrounder, GroundingSettings};
+    let node = &cfg.config.object_map_node;
+    let c = &node.concepts;
+    if !c.enabled {
+        return Ok(None);
+    }
+    let memory = asp_memory::concepts::ConceptMemory::open_shared(cfg.data_path(&c.database))
+        .map_err(|e| config_error("object_map_node.concepts.database", e))?;
+    let client = asp_web::SearxngClient::new(asp_web::SearxngSettings::from_config(&c.web_search))
+        .map_err(|e| config_error("object_map_node.concepts.web_search", e))?;
+    let search = asp_web::CachedSearch::new(
+        client,
+        memory.database(),
+        std::time::Duration::from_secs_f64(c.cache_max_age_s),
+    )
+    .map_err(|e| config_error("object_map_node.concepts.database", e))?;
+    let vlm = openai_vlm(&cfg.config, "object_map_node.concepts")?;
+    Ok(Some(Arc::new(ConceptGrounder::new(
+        Arc::new(search),
+        vlm,
+        memory,
+        GroundingSettings::from_config(c),
+    ))))
+}

@@ -26,6 +26,20 @@ pub struct SearxngSettings {
     pub max_download_bytes: usize,
 }
 
+impl SearxngSettings {
+    /// `object_map_node.concepts.web_search`.
+    pub fn from_config(cfg: &asp_config::sections::perception::WebSearchConfig) -> Self {
+        Self {
+            base_url: cfg.base_url.clone(),
+            timeout_s: cfg.timeout_s,
+            retries: cfg.retries,
+            retry_backoff_s: cfg.retry_backoff_s,
+            max_results: cfg.max_results,
+            max_download_bytes: cfg.max_download_bytes,
+        }
+    }
+}
+
 impl Default for SearxngSettings {
     fn default() -> Self {
         Self {

@@ -30,6 +30,8 @@ pub struct ObjectMapConfig {
     pub replay: ReplayConfig,
     #[garde(dive)]
     pub mapping: MappingConfig,
+    #[garde(dive)]
+    pub concepts: ConceptsConfig,
 }
 
 /// Which implementation backs each model trait.
@@ -759,5 +761,119 @@ fn finite_poses(v: &[[f32; 3]], _: &()) -> garde::Result {
         Some(i) => Err(garde::Error::new(format!(
             "pose {i} has a value that is not a finite number"
         ))),
+    }
+}
+
+/// Grounding words retrieval finds nothing for (SPEC §4.2, VLA²): web pictures of the
+/// word, five keywords from the VLM server of `agent_node.vlm`, a search with the word
+/// and keywords, then a replacement from `known_words`. What it learns is kept in
+/// `database`, with the web search cache. A grounding that fails (no search server, the
+/// model down) is logged and retrieval goes on with the words alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct ConceptsConfig {
+    /// Ground unknown words. Default true.
+    #[garde(skip)]
+    pub enabled: bool,
+    /// Database file, relative to `paths.data_dir`. Default `concept_memory.redb`.
+    #[garde(length(min = 1))]
+    pub database: String,
+    /// Search answers are reused this long, seconds. Default 7 days.
+    #[garde(range(min = 0.0))]
+    pub cache_max_age_s: f64,
+    #[garde(dive)]
+    pub web_search: WebSearchConfig,
+    /// Pictures downloaded for the collage, at most. Default 4.
+    #[garde(range(min = 1, max = 16))]
+    pub pictures: usize,
+    /// The collage's columns. Default 2.
+    #[garde(range(min = 1, max = 8))]
+    pub columns: u32,
+    /// One collage cell, pixels (width, height). Default [160, 120].
+    #[garde(custom(positive_cell))]
+    pub cell: [u32; 2],
+    /// Pages whose text the replacement question quotes, at most. Default 3.
+    #[garde(range(max = 10))]
+    pub pages: usize,
+    /// Characters of each page quoted, at most. Default 400.
+    #[garde(range(min = 1, max = 4000))]
+    pub page_chars: usize,
+    /// The words the detector knows; a replacement is one of them (empty: no
+    /// replacement). Default [`KNOWN_WORDS`].
+    #[garde(skip)]
+    pub known_words: Vec<String>,
+}
+
+/// The default `known_words`: household things an open-vocabulary detector names well.
+pub const KNOWN_WORDS: &[&str] = &[
+    "apple", "orange", "banana", "tomato", "egg", "bowl", "plate", "cup", "mug", "bottle",
+    "kettle", "pan", "pot", "basket", "tray", "vase", "phone", "stapler", "keyboard", "bell",
+    "ball", "box", "book", "toy", "can", "jar", "knife", "spoon", "remote", "pen", "notebook",
+    "lamp", "towel", "brush", "scissors", "glasses", "shoe", "hat", "bag", "clock", "camera",
+    "bread", "cheese",
+];
+
+fn positive_cell(cell: &[u32; 2], _: &()) -> garde::Result {
+    if cell.iter().all(|v| (16..=1024).contains(v)) {
+        Ok(())
+    } else {
+        Err(garde::Error::new(format!(
+            "each side must be 16–1024 pixels, got {cell:?}"
+        )))
+    }
+}
+
+impl Default for ConceptsConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            database: "concept_memory.redb".into(),
+            cache_max_age_s: 7.0 * 24.0 * 3600.0,
+            web_search: WebSearchConfig::default(),
+            pictures: 4,
+            columns: 2,
+            cell: [160, 120],
+            pages: 3,
+            page_chars: 400,
+            known_words: KNOWN_WORDS.iter().map(|w| (*w).to_owned()).collect(),
+        }
+    }
+}
+
+/// A SearXNG instance's JSON API.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct WebSearchConfig {
+    /// The instance, e.g. `http://127.0.0.1:8888`; in simulation the sim node's corpus
+    /// server. Default `http://127.0.0.1:8888`.
+    #[garde(length(min = 1))]
+    pub base_url: String,
+    /// Bound on one request, seconds. Default 5.
+    #[garde(range(min = 0.1, max = 120.0))]
+    pub timeout_s: f64,
+    /// Further tries after a network fault or a 5xx/429. Default 1.
+    #[garde(range(max = 5))]
+    pub retries: u32,
+    /// Wait before a retry, seconds. Default 0.2.
+    #[garde(range(min = 0.0, max = 30.0))]
+    pub retry_backoff_s: f64,
+    /// Results kept per search. Default 8.
+    #[garde(range(min = 1, max = 50))]
+    pub max_results: usize,
+    /// Largest answer or picture accepted, bytes. Default 4 MiB.
+    #[garde(range(min = 1024))]
+    pub max_download_bytes: usize,
+}
+
+impl Default for WebSearchConfig {
+    fn default() -> Self {
+        Self {
+            base_url: "http://127.0.0.1:8888".into(),
+            timeout_s: 5.0,
+            retries: 1,
+            retry_backoff_s: 0.2,
+            max_results: 8,
+            max_download_bytes: 4 << 20,
+        }
     }
 }

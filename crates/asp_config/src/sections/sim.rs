@@ -38,6 +38,49 @@ pub struct SimConfig {
     pub effects: SimEffectsConfig,
     #[garde(dive)]
     pub vlm_standin: VlmStandInConfig,
+    #[garde(dive)]
+    pub web_standin: WebStandInConfig,
+}
+
+/// The simulation's web: a SearXNG-compatible search server the sim starts on loopback,
+/// serving a corpus of concepts no detector knows (pages of text, and pictures rendered
+/// from the concepts' shapes and colours), so grounding unknown words
+/// (`object_map_node.concepts`) needs no internet. The VLM stand-in answers the concept
+/// questions about its pictures from the corpus, with `*_error_rate` errors; the
+/// simulated detector and VLM do not know the corpus's words (they see the things'
+/// looks, not their brand names).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct WebStandInConfig {
+    /// Start it. Default true.
+    #[garde(skip)]
+    pub enabled: bool,
+    /// Address to listen on; port 0 picks a free one (the nodes of the same process are
+    /// pointed at it). Default `127.0.0.1:0`.
+    #[garde(custom(socket_address))]
+    pub bind: String,
+    /// The corpus, relative to the config folder. Default `concepts/corpus.yaml`.
+    #[garde(length(min = 1))]
+    pub corpus: String,
+    /// Chance that a keyword of the VLM stand-in's answer is another concept's (each of
+    /// the five drawn alone, seeded by the collage). Default 0.05.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub keyword_error_rate: f64,
+    /// Chance that its replacement word is another known word, or none. Default 0.05.
+    #[garde(range(min = 0.0, max = 1.0))]
+    pub replacement_error_rate: f64,
+}
+
+impl Default for WebStandInConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            bind: "127.0.0.1:0".into(),
+            corpus: "concepts/corpus.yaml".into(),
+            keyword_error_rate: 0.05,
+            replacement_error_rate: 0.05,
+        }
+    }
 }
 
 /// The simulation's VLM: an OpenAI-compatible server the sim starts, answering from the
@@ -90,6 +133,7 @@ impl Default for SimConfig {
             arm: SimArmConfig::default(),
             effects: SimEffectsConfig::default(),
             vlm_standin: VlmStandInConfig::default(),
+            web_standin: WebStandInConfig::default(),
         }
     }
 }
