@@ -24,6 +24,16 @@ pub struct EvalOptions {
     pub json: Option<PathBuf>,
     pub report_dir: Option<PathBuf>,
     pub wiring: Wiring,
+    pub concept_memory: ConceptMemoryChoice,
+}
+
+/// What the concept memory holds when an episode starts (`--concept-memory`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ConceptMemoryChoice {
+    /// Nothing: every episode grounds unknown words from the web.
+    Empty,
+    /// What the earlier episodes of the run learnt (a warm memory).
+    Shared,
 }
 
 /// How `asp eval` joins the nodes.
@@ -176,6 +186,10 @@ pub fn eval(config_dir: &Path, overrides: &[String], opts: &EvalOptions) -> Exit
         runs: opts.runs.max(1),
         seed: opts.seed,
         report_dir: opts.report_dir.clone(),
+        concept_memory: match opts.concept_memory {
+            ConceptMemoryChoice::Empty => asp_eval::ConceptMemory::Empty,
+            ConceptMemoryChoice::Shared => asp_eval::ConceptMemory::Shared,
+        },
     };
     // check the configuration before starting anything
     if let Err(e) = suite.config(config_dir, &settings.overrides) {
@@ -258,10 +272,35 @@ pub fn eval(config_dir: &Path, overrides: &[String], opts: &EvalOptions) -> Exit
         "wall time: {:.2} s per goal, {:.2} s per episode (system start and map building included)",
         s.mean_goal_s, s.mean_episode_s
     );
+    if !s.per_level.is_empty() {
+        let _ = writeln!(
+            out,
+            "per level: {}",
+            s.per_level
+                .iter()
+                .map(|l| format!(
+                    "{} {}/{} ({:.1} %; {:.1} web calls, {:.2} s per goal)",
+                    l.level,
+                    l.successes,
+                    l.runs,
+                    100.0 * l.success_rate,
+                    l.web_calls_per_goal,
+                    l.mean_goal_s
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     let _ = writeln!(
         out,
-        "totals: {} tool calls, {} LLM calls, {} tokens (${:.4}), {} skill calls, {} verifier rejections",
-        s.tool_calls, s.llm_calls, s.tokens, s.cost_usd, s.skill_calls, s.verifier_rejections
+        "totals: {} tool calls, {} LLM calls, {} tokens (${:.4}), {} skill calls, {} verifier rejections, {} web calls",
+        s.tool_calls,
+        s.llm_calls,
+        s.tokens,
+        s.cost_usd,
+        s.skill_calls,
+        s.verifier_rejections,
+        s.web_calls
     );
     if !s.failures.is_empty() {
         let _ = writeln!(

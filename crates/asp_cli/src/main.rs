@@ -173,6 +173,10 @@ struct EvalArgs {
     /// layer; tells a fault in the ROS adapters from one in the nodes' logic)
     #[arg(long, value_enum, default_value_t = eval::Wiring::Graph)]
     wiring: eval::Wiring,
+    /// What the concept memory (unknown words grounded from the web) holds when an
+    /// episode starts: `empty`, or `shared`, what the run's earlier episodes learnt
+    #[arg(long, value_enum, default_value_t = eval::ConceptMemoryChoice::Empty)]
+    concept_memory: eval::ConceptMemoryChoice,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -330,6 +334,7 @@ fn main() -> ExitCode {
                 json: args.json.clone(),
                 report_dir: args.report_dir.clone(),
                 wiring: args.wiring,
+                concept_memory: args.concept_memory,
             },
         ),
         Command::Bench(args) => bench(&cli.global, &args),

@@ -127,6 +127,9 @@ pub struct Counts {
     pub rejections_by_stage: BTreeMap<String, u32>,
     /// Calls a guard refused before they reached the robot.
     pub guard_refusals: u32,
+    /// Requests to the web search (searches and pictures) grounding unknown words made.
+    #[serde(default)]
+    pub web_calls: u32,
 }
 
 impl Counts {
@@ -172,6 +175,9 @@ impl Counts {
 pub struct EpisodeResult {
     pub spec: EpisodeSpec,
     pub goal: String,
+    /// The scenario's level, when its suite groups them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<String>,
     /// The scenario's success predicate on the simulator's final state.
     pub success: bool,
     /// Partial credit: 1 on success, else the highest `partial:` level that holds.

@@ -46,9 +46,9 @@ struct RunningGraph {
     agent: Arc<Agent>,
     journal: Journal,
     map: Arc<MapService>,
-    // the running nodes (kept alive, never touched: a Mutex makes them Sync), then the bus
-    // they talk over, dropped after them
-    _graph: Mutex<SimGraph>,
+    // the running nodes (kept alive; only the web stand-in's counters are read: a Mutex
+    // makes them Sync), then the bus they talk over, dropped after them
+    graph: Mutex<SimGraph>,
     _transport: Transport,
 }
 
@@ -66,6 +66,15 @@ impl RunningSystem for RunningGraph {
 
     async fn map(&self) -> MapSnapshot {
         self.map.snapshot().await
+    }
+
+    fn web_requests(&self) -> u32 {
+        let graph = self.graph.lock().unwrap_or_else(|e| e.into_inner());
+        graph
+            .sim
+            .web_standin
+            .as_ref()
+            .map_or(0, crate::runner::web_requests)
     }
 }
 
@@ -87,7 +96,7 @@ impl Launcher for NodeGraph {
             agent: graph.product.agent.agent.clone(),
             journal: graph.product.agent.journal.clone(),
             map: graph.product.object_map.service.clone(),
-            _graph: Mutex::new(graph),
+            graph: Mutex::new(graph),
             _transport: transport,
         }))
     }

@@ -39,7 +39,8 @@ pub use error::EvalError;
 pub use graph::NodeGraph;
 pub use report::{EpisodeView, Judgement, render_html, write_report};
 pub use runner::{
-    EvalSettings, InProcess, Launcher, Progress, Quiet, Recorded, RunningSystem, SuiteResults,
-    Summary, recorded_episodes, replay, replay_difference, run_episode, run_suite,
+    ConceptMemory, EvalSettings, InProcess, Launcher, LevelSummary, Progress, Quiet, Recorded,
+    RunningSystem, SuiteResults, Summary, recorded_episodes, replay, replay_difference,
+    run_episode, run_suite,
 };
 pub use suite::Suite;

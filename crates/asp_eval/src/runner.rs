@@ -37,6 +37,14 @@ pub trait RunningSystem: Send + Sync {
     fn journal(&self) -> Vec<JournalEntry>;
     /// The object map now.
     async fn map(&self) -> MapSnapshot;
+    /// Requests the simulation's web search answered so far (searches and pictures);
+    /// 0 without one.
+    fn web_requests(&self) -> u32;
+}
+
+/// Requests `web` answered so far (searches and pictures).
+pub(crate) fn web_requests(web: &asp_web_standin::WebStandIn) -> u32 {
+    u32::try_from(web.searches() + web.downloads()).unwrap_or(u32::MAX)
 }
 
 /// Starts the system under test over a simulation.
@@ -84,6 +92,10 @@ impl RunningSystem for InProcessSystem {
     async fn map(&self) -> MapSnapshot {
         self.0.map.snapshot().await
     }
+
+    fn web_requests(&self) -> u32 {
+        self.0.web_standin.as_ref().map_or(0, web_requests)
+    }
 }
 
 #[async_trait]
@@ -128,6 +140,21 @@ pub struct EvalSettings {
     pub seed: Option<u64>,
     /// Write one HTML report per episode here.
     pub report_dir: Option<PathBuf>,
+    /// What the concept memory (words grounded from the web, with the search cache)
+    /// holds when an episode starts.
+    pub concept_memory: ConceptMemory,
+}
+
+/// What the concept memory (`object_map_node.concepts.database`) holds when an episode
+/// starts; a suite run never reads or writes the user's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConceptMemory {
+    /// Nothing: every episode grounds its words from the web (the cost of a new word).
+    #[default]
+    Empty,
+    /// What the episodes before it in this suite run learnt (the cost once warm).
+    Shared,
 }
 
 /// Success of one scenario over its runs.
@@ -173,9 +200,63 @@ pub struct Summary {
     pub cost_usd: f64,
     pub skill_calls: u64,
     pub verifier_rejections: u64,
+    /// Requests to the web search (grounding unknown words).
+    #[serde(default)]
+    pub web_calls: u64,
     /// Failed episodes by class.
     pub failures: std::collections::BTreeMap<FailureClass, u32>,
     pub per_scenario: Vec<ScenarioSummary>,
+    /// By the scenarios' levels, in order of appearance (empty when none has one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_level: Vec<LevelSummary>,
+}
+
+/// The episodes of one level (the concepts suite's easy, medium, hard).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelSummary {
+    pub level: String,
+    pub runs: u32,
+    pub successes: u32,
+    pub success_rate: f64,
+    /// Mean requests to the web search per goal.
+    pub web_calls_per_goal: f64,
+    /// Mean wall time of a goal, seconds.
+    pub mean_goal_s: f64,
+}
+
+impl LevelSummary {
+    /// One per level of `episodes`, in order of first appearance.
+    fn of(episodes: &[EpisodeResult]) -> Vec<LevelSummary> {
+        let mut levels: Vec<&str> = Vec::new();
+        for l in episodes.iter().filter_map(|e| e.level.as_deref()) {
+            if !levels.contains(&l) {
+                levels.push(l);
+            }
+        }
+        levels
+            .into_iter()
+            .map(|level| {
+                let of: Vec<&EpisodeResult> = episodes
+                    .iter()
+                    .filter(|e| e.level.as_deref() == Some(level))
+                    .collect();
+                let n = of.len() as f64;
+                let successes = of.iter().filter(|e| e.success).count() as u32;
+                LevelSummary {
+                    level: level.to_owned(),
+                    runs: of.len() as u32,
+                    successes,
+                    success_rate: f64::from(successes) / n,
+                    web_calls_per_goal: of
+                        .iter()
+                        .map(|e| f64::from(e.counts.web_calls))
+                        .sum::<f64>()
+                        / n,
+                    mean_goal_s: of.iter().map(|e| e.wall.goal_ms).sum::<f64>() / n / 1e3,
+                }
+            })
+            .collect()
+    }
 }
 
 impl Summary {
@@ -234,8 +315,10 @@ impl Summary {
             cost_usd: sum(&|e| e.counts.cost_usd),
             skill_calls: total(&|c| u64::from(c.skill_calls)),
             verifier_rejections: total(&|c| u64::from(c.verifier_rejections)),
+            web_calls: total(&|c| u64::from(c.web_calls)),
             failures,
             per_scenario,
+            per_level: LevelSummary::of(episodes),
         }
     }
 }
@@ -417,12 +500,16 @@ pub async fn run_episode(
     let result = EpisodeResult {
         spec: spec.clone(),
         goal: scenario.spec.goal.clone(),
+        level: scenario.spec.level.clone(),
         success,
         progress,
         status: trace.report.status.clone(),
         verified: verified_success(&trace.report),
         summary: trace.report.summary.clone(),
-        counts: Counts::of(&trace),
+        counts: Counts {
+            web_calls: system.web_requests(),
+            ..Counts::of(&trace)
+        },
         failure,
         wall: WallTimes {
             setup_ms,
@@ -474,8 +561,19 @@ pub async fn run_suite(
     launcher: &dyn Launcher,
     progress: &dyn Progress,
 ) -> Result<SuiteResults, EvalError> {
-    let overrides = suite.all_overrides(&settings.overrides);
     let cfg = suite.config(&settings.config_dir, &settings.overrides)?;
+    // each world's configuration (its overrides after the suite's), loaded once
+    let mut world_cfgs: Vec<(String, Vec<String>, LoadedConfig)> = Vec::new();
+    for s in &suite.scenarios {
+        let world = &s.spec.world;
+        if !world_cfgs.iter().any(|(w, _, _)| w == world) {
+            world_cfgs.push((
+                world.clone(),
+                suite.world_overrides(world, &settings.overrides),
+                suite.world_config(&settings.config_dir, world, &settings.overrides)?,
+            ));
+        }
+    }
     let seed = settings.seed.unwrap_or(cfg.config.sim_node.seed);
     let runs = settings.runs.max(1);
     if let Some(dir) = &settings.report_dir {
@@ -495,9 +593,18 @@ pub async fn run_suite(
         })?),
         None => None,
     };
+    // concept memories of this run only, never the user's
+    let concept_dir = tempfile::tempdir().map_err(|e| EvalError::Io {
+        file: std::env::temp_dir(),
+        message: format!("a folder for the concept memory: {e}"),
+    })?;
     let mut toured: Vec<((String, u32), PathBuf)> = Vec::new();
     let mut tours = Vec::new();
     for scenario in &suite.scenarios {
+        let (_, overrides, cfg) = world_cfgs
+            .iter()
+            .find(|(w, _, _)| *w == scenario.spec.world)
+            .expect("every scenario's world was configured above");
         for run in 0..runs {
             let mut episode_cfg = None;
             if let (Some(tour), Some(dir)) = (&suite.spec.tour, &tour_dir) {
@@ -536,7 +643,14 @@ pub async fn run_suite(
                 c.config.agent_node.building_memory.database = memory;
                 episode_cfg = Some(c);
             }
-            let cfg = episode_cfg.as_ref().unwrap_or(&cfg);
+            let mut c = episode_cfg.unwrap_or_else(|| cfg.clone());
+            let concepts = match settings.concept_memory {
+                ConceptMemory::Empty => format!("concepts{}.redb", episodes.len()),
+                ConceptMemory::Shared => "concepts.redb".to_owned(),
+            };
+            c.config.object_map_node.concepts.database =
+                concept_dir.path().join(concepts).display().to_string();
+            let cfg = &c;
             let spec = EpisodeSpec {
                 scenario: scenario.spec.name.clone(),
                 scenario_file: scenario.file.clone(),

@@ -38,6 +38,11 @@ pub struct SuiteSpec {
     /// Overrides for every scenario, in file order: `node.key: value`.
     #[serde(default)]
     pub parameters: Mapping,
+    /// Overrides for the scenarios of one world, after `parameters` (a suite over two
+    /// worlds: the apartment's survey poses are not the tabletop's): world file as the
+    /// scenarios name it → `node.key: value`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub world_parameters: std::collections::BTreeMap<String, Mapping>,
     /// A tour before the goals: the robot explores each scenario's world once per run,
     /// recording its views, and every episode on that world starts with the building
     /// memory built from the recording (the robot saw the building yesterday).
@@ -67,6 +72,8 @@ pub struct Suite {
     pub overrides: Vec<String>,
     /// `tour.parameters` as overrides.
     pub tour_overrides: Vec<String>,
+    /// `world_parameters` as overrides, by world file.
+    pub world_overrides: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// The folder suites are looked up in: `<config_dir>/suites`.
@@ -201,6 +208,7 @@ impl Suite {
             start: None,
             scenarios: vec![file.display().to_string()],
             parameters,
+            world_parameters: Default::default(),
             tour: None,
         };
         let overrides = Self::check_parameters(file, &spec.parameters, "parameters")?;
@@ -210,6 +218,7 @@ impl Suite {
             scenarios: vec![scenario],
             overrides,
             tour_overrides: Vec::new(),
+            world_overrides: Default::default(),
         })
     }
 
@@ -269,12 +278,28 @@ impl Suite {
             }
             None => Vec::new(),
         };
+        let mut world_overrides = std::collections::BTreeMap::new();
+        for (world, parameters) in &spec.world_parameters {
+            let entry = format!("world_parameters.{world}");
+            if !scenarios.iter().any(|s| &s.spec.world == world) {
+                return Err(EvalError::suite(
+                    file,
+                    entry,
+                    "no scenario of the suite is on this world",
+                ));
+            }
+            world_overrides.insert(
+                world.clone(),
+                Self::check_parameters(file, parameters, &entry)?,
+            );
+        }
         Ok(Suite {
             file: file.to_path_buf(),
             spec,
             scenarios,
             overrides,
             tour_overrides,
+            world_overrides,
         })
     }
 
@@ -317,6 +342,35 @@ impl Suite {
     /// The suite's overrides followed by `extra`.
     pub fn all_overrides(&self, extra: &[String]) -> Vec<String> {
         self.overrides.iter().chain(extra).cloned().collect()
+    }
+
+    /// The overrides of the episodes on `world`: the suite's, the world's, then `extra`.
+    pub fn world_overrides(&self, world: &str, extra: &[String]) -> Vec<String> {
+        self.overrides
+            .iter()
+            .chain(self.world_overrides.get(world).into_iter().flatten())
+            .chain(extra)
+            .cloned()
+            .collect()
+    }
+
+    /// [`Self::config`] for the episodes on `world`.
+    pub fn world_config(
+        &self,
+        config_dir: &Path,
+        world: &str,
+        extra: &[String],
+    ) -> Result<LoadedConfig, EvalError> {
+        load_config(config_dir, &self.world_overrides(world, extra)).map_err(|source| {
+            EvalError::Config {
+                context: format!(
+                    "suite {} ({}), world {world}",
+                    self.spec.name,
+                    self.file.display()
+                ),
+                source: Box::new(source),
+            }
+        })
     }
 }
 

@@ -24,6 +24,7 @@ async fn every_object_of_the_default_world_can_be_the_subject_of_a_goal_that_suc
         runs: 3,
         seed: Some(0),
         report_dir: None,
+        concept_memory: Default::default(),
     };
     let r = run_suite(&suite, &settings, &InProcess::default(), &Quiet)
         .await

@@ -26,6 +26,7 @@ fn suite(scenarios: &[&str]) -> Suite {
             .iter()
             .map(|s| config_dir().join("scenarios").join(s).display().to_string())
             .collect(),
+        world_parameters: Default::default(),
         parameters: Default::default(),
         tour: None,
     };
@@ -39,6 +40,7 @@ fn settings(data: &tempfile::TempDir, runs: u32, seed: Option<u64>) -> EvalSetti
         runs,
         seed,
         report_dir: None,
+        concept_memory: Default::default(),
     }
 }
 

@@ -42,12 +42,24 @@ fn every_suite_file_loads_with_its_scenarios_and_parameters() {
         let cfg = suite
             .config(&config_dir(), &[])
             .unwrap_or_else(|e| panic!("{e}"));
-        // only the tabletop suite keeps the base still
-        assert_eq!(
-            cfg.config.agent_node.mobile,
-            name != "tabletop",
-            "agent_node.mobile in suite {name}"
-        );
+        // only the tabletop keeps the base still: the tabletop suite, and the tabletop
+        // scenarios of a suite over two worlds
+        for sc in &suite.scenarios {
+            let cfg = suite
+                .world_config(&config_dir(), &sc.spec.world, &[])
+                .unwrap_or_else(|e| panic!("{e}"));
+            let tabletop = name == "tabletop"
+                || (!suite.spec.world_parameters.is_empty()
+                    && sc.spec.world == "worlds/tabletop.yaml");
+            assert_eq!(
+                cfg.config.agent_node.mobile, !tabletop,
+                "agent_node.mobile in suite {name}, scenario {}",
+                sc.spec.name
+            );
+        }
+        if suite.spec.world_parameters.is_empty() {
+            assert_eq!(cfg.config.agent_node.mobile, name != "tabletop");
+        }
         // a suite named after a study holds that study's scenarios
         if name == "tabletop" || name == "mobile" {
             for sc in &suite.scenarios {
@@ -114,7 +126,7 @@ fn an_unknown_suite_name_lists_the_known_ones() {
     let msg = e.to_string();
     assert!(msg.contains("tabeltop"), "{msg}");
     assert!(
-        msg.contains("known suites: building, default_world, mobile, tabletop"),
+        msg.contains("known suites: building, concepts, default_world, mobile, tabletop"),
         "{msg}"
     );
 }
@@ -180,6 +192,20 @@ fn malformed_suites_name_the_file_the_entry_and_the_problem() {
             "not_a_list.yaml",
             "name: x\nscenarios: apple.yaml\n".into(),
             &["scenarios", "invalid type"],
+        ),
+        (
+            "other_world.yaml",
+            format!(
+                "name: x\nscenarios: [{apple}]\nworld_parameters:\n  worlds/apartment.yaml: {{agent_node.mobile: true}}\n"
+            ),
+            &["world_parameters.worlds/apartment.yaml", "no scenario"],
+        ),
+        (
+            "bad_world_key.yaml",
+            format!(
+                "name: x\nscenarios: [{apple}]\nworld_parameters:\n  worlds/tabletop.yaml: {{agent_node.mobiel: true}}\n"
+            ),
+            &["world_parameters.worlds/tabletop.yaml.agent_node.mobiel"],
         ),
         (
             "nan_start.yaml",

@@ -41,6 +41,7 @@ fn suite(tour: Option<TourSpec>) -> Suite {
                 .to_string(),
         ],
         // no survey: from the living room the office is out of view
+        world_parameters: Default::default(),
         parameters: mapping(&[
             ("agent_node.mobile", "true"),
             ("object_map_node.mapping.survey", "[]"),
@@ -81,6 +82,7 @@ async fn a_toured_suite_starts_its_episodes_with_the_memory_of_the_tour() {
         runs: 1,
         seed: Some(2),
         report_dir: None,
+        concept_memory: Default::default(),
     };
     let toured = suite(Some(TourSpec {
         start: RobotStart {
