@@ -1887,6 +1887,23 @@ mod tests {
                 ("desk", Some("top drawer"))
             );
         }
+        // not a part after 's: a capitalised owner names the thing (a product name kept
+        // whole for grounding), another only owns it
+        let s = &plan("pick up the Rubik's cube")[0];
+        assert_eq!(
+            (s.object.name.as_str(), s.part.as_deref()),
+            ("rubik's cube", None)
+        );
+        let s = &plan("bring me grandma's teapot")[0];
+        assert_eq!(
+            (s.object.name.as_str(), s.part.as_deref()),
+            ("teapot", None)
+        );
+        let s = &plan("pick up the mug's handle")[0];
+        assert_eq!(
+            (s.object.name.as_str(), s.part.as_deref()),
+            ("mug", Some("handle"))
+        );
         // a part without one is the object, picked by position
         let s = &plan("open the top drawer")[0];
         assert_eq!(s.object.name, "drawer");
