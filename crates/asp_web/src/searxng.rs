@@ -41,15 +41,9 @@ impl SearxngSettings {
 }
 
 impl Default for SearxngSettings {
+    /// The shipped `object_map_node.concepts.web_search`.
     fn default() -> Self {
-        Self {
-            base_url: "http://127.0.0.1:8888".into(),
-            timeout_s: 5.0,
-            retries: 1,
-            retry_backoff_s: 0.2,
-            max_results: 8,
-            max_download_bytes: 4 << 20,
-        }
+        Self::from_config(&asp_config::sections::perception::WebSearchConfig::default())
     }
 }
 
