@@ -1213,6 +1213,8 @@ impl MapService {
         query: &str,
     ) -> Result<Retrieval, ServiceError> {
         let mut retrieval = self.retrieve_in_map(st, query).await?;
+        // what found objects are keyed after: the words, also when their grounding finds them
+        let word = query;
         // nothing matched the words: ground them, and look and search with what they mean
         let grounded;
         let query = if retrieval.keys.is_empty()
@@ -1231,7 +1233,11 @@ impl MapService {
                 query,
                 "nothing matched; looked around from the other mapping poses"
             );
-            retrieval = self.retrieve_in_map(st, query).await?;
+            let ask = Ask {
+                key: word,
+                ..Ask::plain(query)
+            };
+            retrieval = self.retrieve_asking(st, ask).await?;
         }
         // still nothing: step sideways and look
         if retrieval.keys.is_empty()
