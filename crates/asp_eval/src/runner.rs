@@ -757,11 +757,18 @@ pub async fn replay(
     spec: &EpisodeSpec,
     launcher: &dyn Launcher,
 ) -> Result<EpisodeResult, EvalError> {
-    let cfg =
+    let mut cfg =
         load_config(&spec.config_dir, &spec.overrides).map_err(|source| EvalError::Config {
             context: format!("replay of {} run {}", spec.scenario, spec.run),
             source: Box::new(source),
         })?;
+    // an empty concept memory, as a suite run's episode starts with; never the user's
+    let concepts = tempfile::tempdir().map_err(|e| EvalError::Io {
+        file: std::env::temp_dir(),
+        message: format!("a folder for the concept memory: {e}"),
+    })?;
+    cfg.config.object_map_node.concepts.database =
+        concepts.path().join("concepts.redb").display().to_string();
     let scenario = Scenario::load(&spec.scenario_file)?;
     let (result, _) = run_episode(spec, &cfg, &scenario, launcher, false).await?;
     Ok(result)
