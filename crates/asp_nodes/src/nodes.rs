@@ -123,13 +123,12 @@ pub async fn object_map_node(
     )?;
     let models = asp_perception::factory::models(cfg)?;
     let estop = EStopBinding::from_config(&node, c, transport, Some(standard.lifecycle()))?;
-    let mut map = MapService::new(cfg, models, Arc::new(frame_source), Arc::new(base))?
-        .with_arm(Arc::new(arm))
-        .with_estop(estop.listener());
-    if let Some(grounder) = asp_system::models::concept_grounder(cfg)? {
-        map = map.with_grounder(grounder);
-    }
-    let service = Arc::new(map);
+    let service = Arc::new(
+        MapService::new(cfg, models, Arc::new(frame_source), Arc::new(base))?
+            .with_arm(Arc::new(arm))
+            .with_estop(estop.listener())
+            .with_grounder(asp_system::models::concept_grounder(cfg)?),
+    );
     let server = serve_object_map(&node, service.clone(), &frames.map)?;
     let explored = publish_explorations(&node, &service, &frames.map)?;
     let build = c.object_map_node.mapping.build_on_start.then(|| {

@@ -134,18 +134,17 @@ impl SimSystem {
         );
         let models = asp_perception::factory::models(cfg)?;
         let estop = EStop::new();
-        let mut map = MapService::new(
-            cfg,
-            models.clone(),
-            Arc::new(sim.clone()),
-            Arc::new(sim.clone()),
-        )?
-        .with_arm(Arc::new(sim.clone()))
-        .with_estop(estop.listener());
-        if let Some(grounder) = asp_system::models::concept_grounder(cfg)? {
-            map = map.with_grounder(grounder);
-        }
-        let map = Arc::new(map);
+        let map = Arc::new(
+            MapService::new(
+                cfg,
+                models.clone(),
+                Arc::new(sim.clone()),
+                Arc::new(sim.clone()),
+            )?
+            .with_arm(Arc::new(sim.clone()))
+            .with_estop(estop.listener())
+            .with_grounder(asp_system::models::concept_grounder(cfg)?),
+        );
         let memory = if options.memory {
             Some(memory_link(cfg, &models)?)
         } else {

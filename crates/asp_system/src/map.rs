@@ -485,10 +485,11 @@ impl MapService {
         Ok(self)
     }
 
-    /// Grounds words retrieval finds nothing for with `grounder` (SPEC §4.2): the map is
-    /// searched again with the word's keywords, then with the known word that replaces it.
-    pub fn with_grounder(mut self, grounder: Arc<ConceptGrounder>) -> Self {
-        self.grounder = Some(grounder);
+    /// Grounds words retrieval finds nothing for with `grounder` (SPEC §4.2; `None`: off):
+    /// the map is searched again with the word's keywords, then with the known word that
+    /// replaces it.
+    pub fn with_grounder(mut self, grounder: Option<Arc<ConceptGrounder>>) -> Self {
+        self.grounder = grounder;
         self
     }
 
