@@ -445,22 +445,27 @@ const STOPWORDS: &[&str] = &[
     "it", "its", "for", "from", "by", "some", "any", "one", "which", "please",
 ];
 
-/// Content words: lowercase alphanumeric tokens minus stopwords, plurals folded.
-pub(crate) fn content_words(text: &str) -> BTreeSet<String> {
+/// Lowercase alphanumeric tokens, in order.
+fn tokens(text: &str) -> Vec<String> {
     text.to_lowercase()
         .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty() && !STOPWORDS.contains(w))
-        .map(singular)
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Content words: lowercase alphanumeric tokens minus stopwords, plurals folded.
+pub(crate) fn content_words(text: &str) -> BTreeSet<String> {
+    tokens(text)
+        .into_iter()
+        .filter(|w| !STOPWORDS.contains(&w.as_str()))
+        .map(|w| singular(&w))
         .collect()
 }
 
 /// Lowercase alphanumeric tokens, plurals folded, in order (stopwords kept).
 fn folded_words(text: &str) -> Vec<String> {
-    text.to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(singular)
-        .collect()
+    tokens(text).into_iter().map(|w| singular(&w)).collect()
 }
 
 fn singular(w: &str) -> String {
