@@ -291,6 +291,26 @@ pub fn eval(config_dir: &Path, overrides: &[String], opts: &EvalOptions) -> Exit
                 .join(", ")
         );
     }
+    if !s.yes_no.is_empty() {
+        let pct = |x: Option<f64>| x.map_or("–".to_owned(), |x| format!("{:.3}", x));
+        let _ = writeln!(
+            out,
+            "outcome Yes/No against the world (precision, recall; yes/no answers judged, cannot tell, unjudged): {}",
+            s.yes_no
+                .iter()
+                .map(|v| format!(
+                    "{} {} {} ({}; {}; {})",
+                    v.verb,
+                    pct(v.precision()),
+                    pct(v.recall()),
+                    v.true_yes + v.false_yes + v.true_no + v.false_no,
+                    v.cannot_tell,
+                    v.unjudged
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     let _ = writeln!(
         out,
         "totals: {} tool calls, {} LLM calls, {} tokens (${:.4}), {} skill calls, {} verifier rejections, {} web calls",

@@ -191,6 +191,9 @@ pub struct EpisodeResult {
     /// `None` on success.
     pub failure: Option<Classification>,
     pub wall: WallTimes,
+    /// The verifier's outcome answers, each against the world at the time of its views.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outcome_checks: Vec<crate::outcome_truth::OutcomeJudgement>,
     pub trace: Trace,
 }
 
@@ -304,8 +307,10 @@ pub fn classify(trace: &Trace) -> Classification {
 
 /// Keys of wall-clock values anywhere in a trace or result: removed before traces are
 /// compared. Everything else of a trace is a function of the suite, the seed and the
-/// (offline) agent.
-pub const WALL_CLOCK_KEYS: [&str; 8] = [
+/// (offline) agent. `observed` holds camera stamps: simulated time, but the simulator's
+/// clock steps 1 µs per message stamped at one simulated instant, a count that depends
+/// on timing.
+pub const WALL_CLOCK_KEYS: [&str; 9] = [
     "duration_ms",
     "latency_ms",
     "model_wait_ms",
@@ -314,6 +319,7 @@ pub const WALL_CLOCK_KEYS: [&str; 8] = [
     "planning_time_s",
     "wall",
     "wall_ms",
+    "observed",
 ];
 
 /// Removes every [`WALL_CLOCK_KEYS`] entry from `value`, recursively.

@@ -11,6 +11,8 @@
 //!   verifier rejections, wall times), the failure class read from the trace
 //!   ([`episode::classify`] documents the rule), and trace comparison for determinism
 //!   and replays.
+//! - [`outcome_truth`]: the verifier's per-step Yes/No answers against the world at the
+//!   times of the views they judged (precision and recall per verb).
 //! - [`report`]: self-contained HTML episode reports.
 //! - Component benchmarks on simulator renders, which need the renderer's ground truth
 //!   and so live here, beside the judge, rather than in the product crates they measure:
@@ -27,6 +29,7 @@ pub mod graph;
 pub mod image;
 pub mod map_quality;
 pub mod memory_bench;
+pub mod outcome_truth;
 pub mod report;
 pub mod runner;
 pub mod suite;

@@ -25,6 +25,7 @@ use crate::episode::{
     first_difference,
 };
 use crate::error::EvalError;
+use crate::outcome_truth::{YesNoScore, judge_outcomes};
 use crate::report::{EpisodeView, Judgement};
 use crate::suite::{Suite, TourSpec, load_config};
 
@@ -209,6 +210,9 @@ pub struct Summary {
     /// By the scenarios' levels, in order of appearance (empty when none has one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_level: Vec<LevelSummary>,
+    /// The verifier's Yes/No outcome answers against the world, per verb and in all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub yes_no: Vec<YesNoScore>,
 }
 
 /// The episodes of one level (the concepts suite's easy, medium, hard).
@@ -319,6 +323,7 @@ impl Summary {
             failures,
             per_scenario,
             per_level: LevelSummary::of(episodes),
+            yes_no: YesNoScore::per_verb(episodes.iter().flat_map(|e| &e.outcome_checks)),
         }
     }
 }
@@ -451,6 +456,10 @@ pub fn episode_config(cfg: &LoadedConfig, seed: u64) -> LoadedConfig {
     c
 }
 
+/// Worlds kept per episode for judging outcome answers: an episode's motions, survey
+/// included, with room to spare.
+const WORLD_HISTORY: usize = 4096;
+
 /// Runs one episode: a fresh simulation of `scenario` seeded with `spec.seed`, a fresh
 /// system from `launcher`, the goal, and the judgement. With `capture`, also what an
 /// HTML report shows (camera frames are rendered from a twin simulation at the start,
@@ -479,6 +488,8 @@ pub async fn run_episode(
     } else {
         None
     };
+    // the world after every motion, for judging the verifier's answers
+    sim.keep_history(WORLD_HISTORY);
     let system = launcher.launch(cfg, sim.clone()).await.map_err(start_err)?;
     let setup_ms = started.elapsed().as_secs_f64() * 1e3;
     let goal_started = Instant::now();
@@ -497,6 +508,7 @@ pub async fn run_episode(
         journal: system.journal(),
     };
     let failure = (!success).then(|| classify(&trace));
+    let outcome_checks = judge_outcomes(&trace.journal, &sim);
     let result = EpisodeResult {
         spec: spec.clone(),
         goal: scenario.spec.goal.clone(),
@@ -516,6 +528,7 @@ pub async fn run_episode(
             goal_ms,
             total_ms: started.elapsed().as_secs_f64() * 1e3,
         },
+        outcome_checks,
         trace,
     };
     let view = match twin {

@@ -78,6 +78,30 @@ async fn the_same_suite_and_seed_give_identical_traces_and_a_recorded_episode_re
         assert_eq!(a.success, a.failure.is_none(), "{}", a.spec.scenario);
         assert!((0.0..=1.0).contains(&a.progress));
     }
+    // every outcome answer is judged against the world at the times of its views (their
+    // stamps crossed the graph), the same on both runs; the apple's pick and place were
+    // answered yes and were so
+    for (a, b) in first.episodes.iter().zip(&second.episodes) {
+        assert_eq!(a.outcome_checks, b.outcome_checks, "{}", a.spec.scenario);
+        assert!(
+            a.outcome_checks.iter().all(|j| j.truth.is_some()),
+            "{}: {:?}",
+            a.spec.scenario,
+            a.outcome_checks
+        );
+    }
+    let apple = &first.episodes[0];
+    assert!(apple.success);
+    for verb in [asp_verify::Verb::PickUp, asp_verify::Verb::Place] {
+        assert!(
+            apple.outcome_checks.iter().any(|j| j.verb == verb
+                && j.answer == asp_verify::Answer::Yes
+                && j.truth == Some(true)),
+            "{verb:?}: {:?}",
+            apple.outcome_checks
+        );
+    }
+    assert!(first.summary.yes_no.iter().any(|v| v.verb == "all"));
     // the JSON results file records enough to run an episode again
     let file = data.path().join("results.json");
     std::fs::write(&file, serde_json::to_string(&first).unwrap()).unwrap();

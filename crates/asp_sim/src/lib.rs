@@ -7,6 +7,7 @@
 pub mod building;
 pub mod effects;
 pub mod error;
+pub mod history;
 pub mod nav;
 pub mod predicate;
 pub mod render;

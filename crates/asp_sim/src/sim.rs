@@ -25,6 +25,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::effects::{self, EffectParams, Event, FingerGeometry, Grip};
 use crate::error::SimError;
+use crate::history::{WorldHistory, WorldMark};
 use crate::nav::{GridParams, NavMap};
 use crate::predicate::{Predicate, RobotView};
 use crate::render::{self, CameraView, DepthNoise, RenderItem};
@@ -145,6 +146,8 @@ pub struct SimState {
     pub events: Vec<Event>,
     /// Collision objects clients added (see [`crate::scene`]).
     pub planning_scene: PlanningScene,
+    /// The world after each motion, once [`SimRobot::keep_history`] asked for it.
+    pub history: Option<WorldHistory>,
     rng: ChaCha8Rng,
     /// Draws of the localisation error, apart from `rng` so that they change nothing
     /// else.
@@ -183,6 +186,22 @@ impl SimState {
 
     pub fn held(&self) -> Option<ObjectIdx> {
         self.robot.grip.as_ref().and_then(Grip::carries)
+    }
+
+    /// Keeps the world as it is now in the history, when one is kept.
+    fn mark(&mut self) {
+        if self.history.is_none() {
+            return;
+        }
+        let mark = WorldMark {
+            time: self.time,
+            world: self.world.clone(),
+            held: self.held(),
+            held_part: self.robot.grip.as_ref().and_then(Grip::part),
+        };
+        if let Some(h) = &mut self.history {
+            h.push(mark);
+        }
     }
 
     pub fn view(&self) -> RobotView<'_> {
@@ -288,6 +307,7 @@ impl SimRobot {
             start_centres,
             events: Vec::new(),
             planning_scene: PlanningScene::default(),
+            history: None,
             rng: effects::effect_rng(settings.seed),
             localization_rng: ChaCha8Rng::seed_from_u64(settings.seed ^ 0x10ca_112e),
             frames: 0,
@@ -363,6 +383,19 @@ impl SimRobot {
 
     /// Runs `f` with write access: scenario set-up and tests only; robot actions go
     /// through the trait implementations.
+    /// Keeps the world after every motion from now on, the last `capacity` of them (an
+    /// evaluation's judge reads them with [`Self::world_at`]); marks the world now.
+    pub fn keep_history(&self, capacity: usize) {
+        let mut s = self.lock();
+        s.history = Some(WorldHistory::new(capacity));
+        s.mark();
+    }
+
+    /// The world at simulated `time`, when the history is kept and reaches back to it.
+    pub fn world_at(&self, time: f64) -> Option<WorldMark> {
+        self.lock().history.as_ref()?.at(time).cloned()
+    }
+
     pub fn with_state_mut<T>(&self, f: impl FnOnce(&mut SimState) -> T) -> T {
         f(&mut self.lock())
     }
@@ -714,7 +747,9 @@ impl SimRobot {
             }
         };
         let planning_time = trajectory.planning_time_s;
-        match self.execute(&trajectory, cancel).await {
+        let executed = self.execute(&trajectory, cancel).await;
+        self.lock().mark();
+        match executed {
             Ok(()) => MotionOutcome::success(planning_time),
             Err(out) => out,
         }
@@ -999,7 +1034,11 @@ impl Gripper for SimRobot {
                 )
             }
         };
-        self.lock().time += dt;
+        {
+            let mut s = self.lock();
+            s.time += dt;
+            s.mark();
+        }
         self.pace(dt, 0).await;
         Ok(outcome)
     }
@@ -1073,7 +1112,11 @@ impl BaseNavigation for SimRobot {
         for (point, heading) in waypoints {
             loop {
                 if cancel.is_cancelled() {
-                    let at = self.lock().robot.believed_base();
+                    let at = {
+                        let mut s = self.lock();
+                        s.mark();
+                        s.robot.believed_base()
+                    };
                     return NavOutcome {
                         status: TerminalStatus::Canceled,
                         error_code: NavErrorCode::None,
@@ -1131,7 +1174,11 @@ impl BaseNavigation for SimRobot {
                 }
             }
         }
-        let at = self.lock().robot.believed_base();
+        let at = {
+            let mut s = self.lock();
+            s.mark();
+            s.robot.believed_base()
+        };
         NavOutcome {
             status: TerminalStatus::Succeeded,
             error_code: NavErrorCode::None,

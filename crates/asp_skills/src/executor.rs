@@ -637,6 +637,7 @@ impl SkillExecutor {
             prior_place: seen.prior_place,
             joint_travel: seen.joint_travel,
             contact: None,
+            observed_at: seen.observed_at,
         }
     }
 

@@ -82,6 +82,10 @@ pub struct Observed {
     /// The part's measured travel along its joint (after the skill).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub joint_travel: Option<JointTravel>,
+    /// Capture time of the newest frame the views came from (seconds, the frames'
+    /// clock): what the verdict judged, for whoever checks it against the world then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_at: Option<f64>,
 }
 
 /// Observation failed (the camera did not answer, …).

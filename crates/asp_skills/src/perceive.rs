@@ -727,6 +727,7 @@ impl SceneObserver for PerceptionObserver {
         let (camera, observation) = view_of(&frames, &views, focus, prefer).unzip();
         let mut out = Observed {
             observation,
+            observed_at: frames.iter().map(|f| f.stamp).reduce(f64::max),
             ..Observed::default()
         };
         // the object's last known place; a held object is judged only after the skill

@@ -27,9 +27,9 @@ pub use gate::{
     dominant_deficiency, targeted_retry,
 };
 pub use outcome::{
-    Answer, ArticulationState, Check, GripperSnapshot, JointTravel, Outcome, OutcomeError,
-    OutcomeMethod, OutcomeRequest, OutcomeVerdict, OutcomeVerifier, PlaceOccupancy, PlaceTarget,
-    Relation, SIDE_EFFECT, Snapshot, StepSuccess, Verb, geometric_answer,
+    Answer, ArticulationState, Check, GripperSnapshot, JointTravel, ObservedSpan, Outcome,
+    OutcomeError, OutcomeMethod, OutcomeRequest, OutcomeVerdict, OutcomeVerifier, PlaceOccupancy,
+    PlaceTarget, Relation, SIDE_EFFECT, Snapshot, StepSuccess, Verb, geometric_answer,
 };
 pub use threshold::{
     ComponentScores, RefinementResult, StopReason, ThresholdDecision, ThresholdVerifier,

@@ -143,6 +143,10 @@ pub struct Snapshot {
     /// A tip push reached the part: its pressing motion ran to its end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contact: Option<bool>,
+    /// Capture time of the views this snapshot was made from (seconds, the cameras'
+    /// clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_at: Option<f64>,
 }
 
 /// "Did it work?": asked after a skill with the step id of its commit token.
@@ -228,6 +232,17 @@ pub struct OutcomeVerdict {
     pub checks: Vec<Check>,
     /// One line for logs and the agent.
     pub message: String,
+    /// Capture times of the views before and after the step (the cameras' clock), when
+    /// they were seen: what the answer was about, for an evaluation to judge it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed: Option<ObservedSpan>,
+}
+
+/// When the views a verdict judged were captured: before and after the step, seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ObservedSpan {
+    pub before: f64,
+    pub after: f64,
 }
 
 impl OutcomeVerdict {
@@ -419,6 +434,11 @@ impl OutcomeVerifier {
             method,
             checks,
             message,
+            observed: request
+                .before
+                .observed_at
+                .zip(request.after.observed_at)
+                .map(|(before, after)| ObservedSpan { before, after }),
         };
         if verdict.succeeded() {
             Outcome::Succeeded {
@@ -864,6 +884,7 @@ mod tests {
             method: OutcomeMethod::Geometric,
             checks: vec![],
             message: "m".into(),
+            observed: None,
         }
     }
 
@@ -1322,6 +1343,10 @@ mod tests {
             method: OutcomeMethod::Geometric,
             checks: vec![check("x", None, "y".into())],
             message: "m".into(),
+            observed: Some(ObservedSpan {
+                before: 1.5,
+                after: 4.25,
+            }),
         };
         let json = serde_json::to_value(&v).unwrap();
         assert_eq!(json["answer"], "unknown");
