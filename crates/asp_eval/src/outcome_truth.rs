@@ -2,8 +2,9 @@
 //! an episode set against the simulated world at the times of the views it judged. This
 //! is the evaluation's judge reading simulator truth; nothing here reaches the system.
 //!
-//! The acted-on object is the world's object nearest to the cloud the skill was given
-//! (the smaller one when two are equally near: a tack in its cork board); for a place,
+//! The acted-on object is the world's object whose box is nearest the centre of the cloud
+//! the skill was given (the smaller one when two are equally near: a tack in its cork
+//! board); for a place,
 //! the object the gripper held before the step and the target nearest the target's
 //! cloud. Truth per verb, on the world when the "after" views were captured:
 //! - pick up: the gripper holds the object;
@@ -14,6 +15,10 @@
 //!   default (0.01) of its closed limit;
 //! - press, turn on, turn off: a button or key of the object (the named one where the
 //!   world has a part of that name) was pressed more often than before the step.
+//!
+//! A step on the wrong thing (retrieval took another object for the one the goal named)
+//! is judged on what it acted on: this measures the verifier's answer about the object
+//! it was shown, not the retrieval; the goal's false success claims count the latter.
 
 use std::collections::BTreeMap;
 
@@ -128,17 +133,25 @@ pub fn step_truth(
     }
 }
 
-/// The object whose geometry is nearest `p` (distances within 5 mm are ties, won by the
-/// smaller object), other than `except`.
+/// The object whose bounding box is nearest `p` (distances within 5 mm are ties, won by
+/// the smaller object), other than `except`. Boxes, not surfaces: the centre of a
+/// basket's cloud lies in its hollow, nearer the table top under it than its walls.
 fn nearest_object(world: &World, p: &Point3, except: Option<ObjectIdx>) -> Option<ObjectIdx> {
     let volume = |i: ObjectIdx| {
         let b = world.objects[i].aabb();
         let e = b.extents();
         e.x * e.y * e.z
     };
+    let box_distance = |i: ObjectIdx| {
+        let b = world.objects[i].aabb();
+        let d = (b.mins - p)
+            .sup(&(p - b.maxs))
+            .sup(&asp_core::Vector3::zeros());
+        d.norm()
+    };
     (0..world.objects.len())
         .filter(|i| Some(*i) != except)
-        .map(|i| ((world.objects[i].distance_to(p) / 0.005).floor() as i64, i))
+        .map(|i| ((box_distance(i) / 0.005).floor() as i64, i))
         .min_by(|(da, a), (db, b)| da.cmp(db).then(volume(*a).total_cmp(&volume(*b))))
         .map(|(_, i)| i)
 }

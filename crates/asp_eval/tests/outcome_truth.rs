@@ -204,3 +204,52 @@ fn scores_count_answers_against_the_world_per_verb() {
     );
     assert!(YesNoScore::per_verb(&[]).is_empty());
 }
+
+#[test]
+fn a_container_is_told_by_its_box_not_by_the_table_under_its_hollow() {
+    let w = world();
+    let ball = idx(&w, "small_ball");
+    let basket = w.objects[idx(&w, "basket")].aabb();
+    // the map's cloud of an open basket: its floor and walls, centred in the hollow a
+    // few millimetres above the table top
+    let c = basket.center();
+    let cloud = PointCloud::new(
+        FrameId::new("map"),
+        vec![
+            Point3::new(c.x, c.y, basket.mins.z + 0.008),
+            Point3::new(basket.mins.x, c.y, basket.mins.z + 0.008),
+            Point3::new(basket.maxs.x, c.y, basket.mins.z + 0.008),
+        ],
+    );
+    let req = SkillRequest::new(
+        Skill::Drop,
+        ObjectKey::new("basket_0").unwrap(),
+        "the basket",
+        cloud,
+    )
+    .with_relation(Relation::In);
+    let v = verdict(Verb::Place, Answer::Yes);
+    let before = mark(w.clone(), Some(ball));
+    // dropped on the table beside the basket: not in it
+    let mut beside = w.clone();
+    let table_top = w.objects[idx(&w, "table")].aabb().maxs.z;
+    move_to(
+        &mut beside,
+        "small_ball",
+        Point3::new(basket.maxs.x + 0.1, c.y, table_top + 0.03),
+    );
+    assert_eq!(
+        step_truth(&v, &req, &before, &mark(beside, None)),
+        Some(false)
+    );
+    let mut inside = w.clone();
+    move_to(
+        &mut inside,
+        "small_ball",
+        Point3::new(c.x, c.y, basket.mins.z + 0.04),
+    );
+    assert_eq!(
+        step_truth(&v, &req, &before, &mark(inside, None)),
+        Some(true)
+    );
+}
