@@ -439,10 +439,39 @@ impl ImageEmbedder for SimulatedImageEmbedder {
     }
 }
 
-/// Words that carry no identity in a retrieval query.
+/// Words that carry no identity in a retrieval query; the indefinite heads among them
+/// ("something red") leave the question to the words around them, as a VLM reads it.
 const STOPWORDS: &[&str] = &[
-    "a", "an", "the", "of", "on", "in", "at", "to", "with", "and", "or", "that", "this", "is",
-    "it", "its", "for", "from", "by", "some", "any", "one", "which", "please",
+    "a",
+    "an",
+    "the",
+    "of",
+    "on",
+    "in",
+    "at",
+    "to",
+    "with",
+    "and",
+    "or",
+    "that",
+    "this",
+    "is",
+    "it",
+    "its",
+    "for",
+    "from",
+    "by",
+    "some",
+    "any",
+    "one",
+    "which",
+    "please",
+    "something",
+    "anything",
+    "thing",
+    "object",
+    "item",
+    "stuff",
 ];
 
 /// Lowercase alphanumeric tokens, in order.
@@ -1205,6 +1234,17 @@ mod tests {
         // a model that knows every name reads the simulator's name as before
         let knows_all = retrieval_vlm_not_knowing(&[]);
         assert!(knows_all.matches("the moka pot", moka.0, moka.1).unwrap());
+    }
+
+    #[test]
+    fn an_indefinite_head_leaves_the_question_to_its_description() {
+        let vlm = retrieval_vlm_not_knowing(&[]);
+        let tomato = ("tomato", "a red tomato");
+        let apple = ("apple_a", "a green apple");
+        assert!(vlm.matches("something red", tomato.0, tomato.1).unwrap());
+        assert!(!vlm.matches("something red", apple.0, apple.1).unwrap());
+        assert!(vlm.matches("a green thing", apple.0, apple.1).unwrap());
+        assert!(!vlm.matches("anything green", tomato.0, tomato.1).unwrap());
     }
 
     #[test]

@@ -1254,6 +1254,11 @@ fn split_place(c: &[Tok], sense: Sense) -> (&[Tok], Option<(Preposition, &[Tok])
             k += 1;
             continue;
         }
+        // "something to drink from in the tray": the purpose names the object
+        if let Some(end) = phrase::purpose_clause_end(c, k, &c[..k]) {
+            k = end;
+            continue;
+        }
         // relations and side words that belong to the object
         let multi = [
             "next to",
@@ -1852,6 +1857,43 @@ mod tests {
         assert_eq!(shown(&plan("switch the radio off")), ["turn_off radio"]);
         assert_eq!(shown(&plan("slide the drawer shut")), ["close drawer"]);
         assert_eq!(shown(&plan("I need the scissors")), ["pick_up scissors"]);
+    }
+
+    #[test]
+    fn a_generalised_reference_keeps_what_it_is_for_and_what_it_is_of() {
+        assert_eq!(
+            shown(&plan("put something to drink from in the tray")),
+            [
+                "pick_up something to drink from (implied)",
+                "place something to drink from -> tray"
+            ]
+        );
+        assert_eq!(
+            shown(&plan("hand me something to write with")),
+            ["pick_up something to write with"]
+        );
+        // the purpose ends where a place begins
+        assert_eq!(
+            shown(&plan("bring me something to eat to the kitchen table")),
+            [
+                "pick_up something to eat",
+                "place something to eat -> kitchen table"
+            ]
+        );
+        // "to" before a place or after a thing is not a purpose
+        assert_eq!(
+            shown(&plan("move the cup to the tray")),
+            ["pick_up cup (implied)", "place cup -> tray"]
+        );
+        let s = &plan("put a piece of green fruit in the basket")[0];
+        assert_eq!(s.object.name, "fruit");
+        assert_eq!(s.object.attributes, ["green"]);
+        assert_eq!(
+            plan("put some kind of container on the table")[0]
+                .object
+                .name,
+            "container"
+        );
     }
 
     #[test]

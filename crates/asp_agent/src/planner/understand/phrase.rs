@@ -313,6 +313,71 @@ const EXCLUDERS: &[&str] = &[
     "neither",
 ];
 
+/// Quantities and kinds said before what they are of: "a piece of fruit" is fruit.
+const PARTITIVES: &[&str] = &[
+    "a piece of",
+    "a bit of",
+    "a kind of",
+    "some kind of",
+    "any kind of",
+    "a sort of",
+    "some sort of",
+    "any sort of",
+    "a type of",
+    "some type of",
+    "any type of",
+];
+
+/// Heads that say nothing of what a thing is, so a purpose after them names it:
+/// "something to drink from", "a thing to write with".
+pub(crate) const INDEFINITE_HEADS: &[&str] = &[
+    "something",
+    "anything",
+    "thing",
+    "things",
+    "object",
+    "objects",
+    "item",
+    "items",
+    "stuff",
+];
+
+/// Prepositions a purpose ends with ("to drink from", "to write with").
+const PURPOSE_ENDS: &[&str] = &["from", "with", "in", "into", "on", "for", "out"];
+
+/// Where a purpose clause after an indefinite head ends: `toks[at..]` is "to", a verb,
+/// and perhaps one preposition that no place follows ("to drink from" before "in the
+/// tray"). `None` when `core` does not end with such a head or "to" starts a place ("to
+/// the kitchen").
+pub(crate) fn purpose_clause_end(toks: &[Tok], at: usize, core: &[Tok]) -> Option<usize> {
+    let head = core.last()?;
+    if !INDEFINITE_HEADS.contains(&head.w.as_str()) || !toks.get(at)?.is("to") {
+        return None;
+    }
+    let verb = toks.get(at + 1)?;
+    if verb.is_mark()
+        || ANCHOR_STARTS.contains(&verb.w.as_str())
+        || PURPOSE_ENDS.contains(&verb.w.as_str())
+        || matches!(
+            verb.w.as_str(),
+            "me" | "us" | "him" | "her" | "them" | "and"
+        )
+    {
+        return None;
+    }
+    let mut end = at + 2;
+    // the preposition belongs to the purpose when no anchor follows it at once
+    if let Some(p) = toks.get(end)
+        && PURPOSE_ENDS.contains(&p.w.as_str())
+        && toks
+            .get(end + 1)
+            .is_none_or(|n| !ANCHOR_STARTS.contains(&n.w.as_str()))
+    {
+        end += 1;
+    }
+    Some(end)
+}
+
 /// Prepositions that end relation words before their anchor ("adjacent to").
 const RELATION_ENDS: &[&str] = &["to", "from", "of", "with", "against"];
 
@@ -357,6 +422,13 @@ impl PhraseReader<'_> {
                 i += 3;
             } else if starts(toks, i, "a pair of") {
                 i += 3;
+            } else if let Some(n) = PARTITIVES.iter().find_map(|q| {
+                starts(toks, i, q)
+                    .then(|| q.split(' ').count())
+                    .filter(|n| toks.len() > i + n)
+            }) {
+                // "a piece of green fruit", "some kind of container": what it is of
+                i += n;
             } else if w == "other" || w == "another" {
                 p.other = true;
                 i += 1;
@@ -438,6 +510,11 @@ impl PhraseReader<'_> {
             return p;
         }
         let mut core: Vec<Tok> = toks[start..i].to_vec();
+        // "something to drink from": what it is for is the name
+        if let Some(end) = purpose_clause_end(toks, i, &core) {
+            core.extend_from_slice(&toks[i..end]);
+            i = end;
+        }
         // "the keys tucked under the pillow": a participle before a relation says how
         // the thing lies, not what it is
         // ("-ing" and "-en" only when the word reads nearer a relation than a thing:
