@@ -326,6 +326,7 @@ fn the_search_steps_left_outwards_then_right_and_its_step_is_checked() {
     let s = SearchConfig {
         step: 0.8,
         reach: 2.4,
+        turns_deg: Vec::new(),
     };
     let off = s.offsets();
     let want = [0.8, 1.6, 2.4, -0.8, -1.6, -2.4];
@@ -349,6 +350,16 @@ fn the_search_steps_left_outwards_then_right_and_its_step_is_checked() {
         .unwrap_err()
         .to_string();
     assert!(msg.contains("object_map_node.mapping.search.step"), "{msg}");
+    let msg = ConfigLoader::new()
+        .set("object_map_node.mapping.search.turns_deg=[90, 400]")
+        .unwrap()
+        .load()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("object_map_node.mapping.search.turns_deg"),
+        "{msg}"
+    );
 }
 
 #[test]

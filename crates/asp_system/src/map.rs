@@ -1170,6 +1170,64 @@ impl MapService {
         Ok(None)
     }
 
+    /// Turns the base in place by each of `mapping.search.turns_deg` from where it faces
+    /// and looks, until `query` matches: what lies beside or behind the robot, which the
+    /// sideways search, along one heading, never faces. The match (the base faces where
+    /// it was seen), or `None` when there are no turns or they found nothing (the base
+    /// then faces as it did).
+    async fn turn_and_look(
+        &self,
+        st: &mut MapState,
+        query: &str,
+    ) -> Result<Option<Retrieval>, ServiceError> {
+        let turns = &self.mapping.search.turns_deg;
+        if turns.is_empty() || self.estop.as_ref().is_some_and(|e| e.is_engaged()) {
+            return Ok(None);
+        }
+        let Ok(start) = self.base.base_pose().await else {
+            return Ok(None);
+        };
+        let (cancel, _estop) = self.motion_token()?;
+        let n = self.mapping.arm_poses.len();
+        let looks = self.looks_at_stop((n > 0).then_some(0), true);
+        let mut turned = false;
+        for deg in turns {
+            if cancel.is_cancelled() {
+                break;
+            }
+            let heading = start.theta + deg.to_radians();
+            let facing = Pose2D::new(start.x, start.y, heading.sin().atan2(heading.cos()));
+            let nav = self.base.navigate_to(facing, &cancel).await;
+            if nav.status != TerminalStatus::Succeeded {
+                info!(
+                    deg,
+                    "could not turn in place ({}); next turn", nav.error_msg
+                );
+                continue;
+            }
+            turned = true;
+            self.look_from_here(st, &looks, &cancel).await?;
+            let found = self.retrieve_in_map(st, query).await?;
+            if !found.keys.is_empty() {
+                info!(query, deg, "found by turning in place");
+                st.seen_from = self.base.base_pose().await.ok();
+                st.seen_poses = looks.iter().flatten().copied().collect();
+                return Ok(Some(found));
+            }
+        }
+        if turned {
+            info!(query, "turned in place, nothing matched; facing as before");
+            let nav = self.base.navigate_to(start, &cancel).await;
+            if nav.status != TerminalStatus::Succeeded {
+                warn!(
+                    "could not turn back to where the search started: {:?} {}",
+                    nav.error_code, nav.error_msg
+                );
+            }
+        }
+        Ok(None)
+    }
+
     /// The building memory (`agent_node.building_memory`), read again when its file
     /// changed; `None` without a file or with an empty memory.
     fn building_memory(
@@ -1244,6 +1302,13 @@ impl MapService {
         if retrieval.keys.is_empty()
             && here
             && let Some(found) = self.search(st, query).await?
+        {
+            retrieval = found;
+        }
+        // still nothing: turn in place and look at the rest of the room
+        if retrieval.keys.is_empty()
+            && here
+            && let Some(found) = self.turn_and_look(st, query).await?
         {
             retrieval = found;
         }

@@ -587,6 +587,12 @@ pub struct SearchConfig {
     /// How far each way, metres; 0: no search. Default 2.4.
     #[garde(range(min = 0.0, max = 50.0))]
     pub reach: f32,
+    /// Still nothing: the base turns in place by each of these, degrees from where it
+    /// faced (left positive), and looks: what lies beside or behind the robot, the far
+    /// side of a room, which a search along one heading never faces. Empty: no turns.
+    /// Default [90, 180, 270].
+    #[garde(inner(range(min = -360.0, max = 360.0)))]
+    pub turns_deg: Vec<f32>,
 }
 
 impl Default for SearchConfig {
@@ -594,6 +600,7 @@ impl Default for SearchConfig {
         Self {
             step: 0.8,
             reach: 2.4,
+            turns_deg: vec![90.0, 180.0, 270.0],
         }
     }
 }
