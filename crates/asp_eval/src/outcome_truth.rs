@@ -2,9 +2,9 @@
 //! an episode set against the simulated world at the times of the views it judged. This
 //! is the evaluation's judge reading simulator truth; nothing here reaches the system.
 //!
-//! The acted-on object is the world's object whose box is nearest the centre of the cloud
-//! the skill was given (the smaller one when two are equally near: a tack in its cork
-//! board); for a place,
+//! The acted-on object is the world's object the cloud the skill was given showed: among
+//! those within 6 cm of its centre (the robot's frame is a few centimetres off after a
+//! drive), one its name calls, else the nearest box; for a place,
 //! the object the gripper held before the step and the target nearest the target's
 //! cloud. Truth per verb, on the world when the "after" views were captured:
 //! - pick up: the gripper holds the object;
@@ -94,15 +94,20 @@ pub fn step_truth(
     let cloud_centre = request.object_cloud.centroid();
     match verdict.verb {
         Verb::PickUp => {
-            let x = nearest_object(&before.world, &cloud_centre?, None)?;
+            let x = acted_object(&before.world, &cloud_centre?, &request.object_name, None)?;
             Some(after.held == Some(x))
         }
         Verb::Place => {
             let held = before.held.or_else(|| {
-                let c = request.held.as_ref()?.cloud.as_ref()?.centroid()?;
-                nearest_object(&before.world, &c, None)
+                let h = request.held.as_ref()?;
+                acted_object(&before.world, &h.cloud.as_ref()?.centroid()?, &h.name, None)
             })?;
-            let target = nearest_object(&before.world, &cloud_centre?, Some(held))?;
+            let target = acted_object(
+                &before.world,
+                &cloud_centre?,
+                &request.object_name,
+                Some(held),
+            )?;
             let w = &after.world;
             let rests = match request.relation {
                 Relation::In => is_in(w, held, target),
@@ -111,7 +116,7 @@ pub fn step_truth(
             Some(after.held != Some(held) && rests)
         }
         Verb::Open | Verb::Close => {
-            let x = nearest_object(&before.world, &cloud_centre?, None)?;
+            let x = acted_object(&before.world, &cloud_centre?, &request.object_name, None)?;
             let part_centre = request
                 .affordance
                 .as_ref()
@@ -126,17 +131,29 @@ pub fn step_truth(
             })
         }
         Verb::Press | Verb::TurnOn | Verb::TurnOff => {
-            let x = nearest_object(&before.world, &cloud_centre?, None)?;
+            let x = acted_object(&before.world, &cloud_centre?, &request.object_name, None)?;
             let part = request.affordance.as_ref().map(|a| a.part.as_str());
             Some(pressed_between(&before.world, &after.world, x, part))
         }
     }
 }
 
-/// The object whose bounding box is nearest `p` (distances within 5 mm are ties, won by
-/// the smaller object), other than `except`. Boxes, not surfaces: the centre of a
-/// basket's cloud lies in its hollow, nearer the table top under it than its walls.
-fn nearest_object(world: &World, p: &Point3, except: Option<ObjectIdx>) -> Option<ObjectIdx> {
+/// How far from a cloud's centre an object's box may be and still be what the cloud
+/// showed: the robot's clouds are in the frame it believes it is in, a few centimetres
+/// off the world's after a drive.
+const NEAR_M: Real = 0.06;
+
+/// The object the cloud centred at `p` showed, other than `except`: among the objects
+/// whose boxes lie within [`NEAR_M`] of `p`, one whose name shares a word with `name`
+/// (the words the robot called it by), else the nearest box (within 5 mm, the smaller
+/// object: a tack in its cork board). Boxes, not surfaces: the centre of a basket's
+/// cloud lies in its hollow, nearer the table top under it than its walls.
+fn acted_object(
+    world: &World,
+    p: &Point3,
+    name: &str,
+    except: Option<ObjectIdx>,
+) -> Option<ObjectIdx> {
     let volume = |i: ObjectIdx| {
         let b = world.objects[i].aabb();
         let e = b.extents();
@@ -149,11 +166,28 @@ fn nearest_object(world: &World, p: &Point3, except: Option<ObjectIdx>) -> Optio
             .sup(&asp_core::Vector3::zeros());
         d.norm()
     };
-    (0..world.objects.len())
-        .filter(|i| Some(*i) != except)
-        .map(|i| ((box_distance(i) / 0.005).floor() as i64, i))
-        .min_by(|(da, a), (db, b)| da.cmp(db).then(volume(*a).total_cmp(&volume(*b))))
-        .map(|(_, i)| i)
+    let words = |s: &str| -> Vec<String> {
+        s.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.len() > 2 && !matches!(*w, "the" | "and" | "with"))
+            .map(|w| w.to_lowercase().trim_end_matches('s').to_owned())
+            .collect()
+    };
+    let called = words(name);
+    let ranked = |pool: &mut dyn Iterator<Item = ObjectIdx>| {
+        pool.map(|i| ((box_distance(i) / 0.005).floor() as i64, i))
+            .min_by(|(da, a), (db, b)| da.cmp(db).then(volume(*a).total_cmp(&volume(*b))))
+            .map(|(_, i)| i)
+    };
+    let others = || (0..world.objects.len()).filter(move |i| Some(*i) != except);
+    let near: Vec<ObjectIdx> = others().filter(|&i| box_distance(i) <= NEAR_M).collect();
+    let named = near.iter().copied().filter(|&i| {
+        words(&world.objects[i].name)
+            .iter()
+            .any(|w| called.contains(w))
+    });
+    ranked(&mut named.clone())
+        .or_else(|| ranked(&mut near.iter().copied()))
+        .or_else(|| ranked(&mut others()))
 }
 
 /// The link of object `x` the step moved most, or, when none moved, the one whose parts

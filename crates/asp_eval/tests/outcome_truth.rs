@@ -89,6 +89,25 @@ fn a_pick_is_true_only_when_the_gripper_holds_that_object() {
         step_truth(&v, &req, &before, &mark(w.clone(), None)),
         Some(false)
     );
+    // the robot's frame a few centimetres off after a drive: the cloud's centre beside
+    // the apple still names it
+    let mut off = req.clone();
+    off.object_cloud = PointCloud::new(
+        FrameId::new("map"),
+        req.object_cloud
+            .points()
+            .iter()
+            .map(|q| Point3::new(q.x + 0.04, q.y, q.z - 0.03))
+            .collect(),
+    );
+    assert_eq!(
+        step_truth(&v, &off, &before, &mark(w.clone(), Some(apple))),
+        Some(true)
+    );
+    assert_eq!(
+        step_truth(&v, &off, &before, &mark(w.clone(), Some(orange))),
+        Some(false)
+    );
     // no cloud: nothing to judge
     let mut blind = req.clone();
     blind.object_cloud = PointCloud::empty(FrameId::new("map"));
