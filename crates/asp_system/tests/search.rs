@@ -14,12 +14,15 @@ use asp_simulation::{SimSystem, SystemOptions, simulation};
 use asp_system::ObjectMapPort;
 
 /// The oracle profile (the test follows one seed), the map built on the first
-/// retrieval, searching `reach` metres each way.
+/// retrieval, searching `reach` metres each way (0: no search at all, no turns either).
 fn config(data: &tempfile::TempDir, reach: f32) -> LoadedConfig {
     let mut cfg = common::oracle_config(data);
     let m = &mut cfg.config.object_map_node.mapping;
     m.build_on_start = false;
     m.search.reach = reach;
+    if reach == 0.0 {
+        m.search.turns_deg.clear();
+    }
     cfg
 }
 
@@ -122,6 +125,82 @@ async fn without_a_search_or_under_the_e_stop_the_base_stays() {
     let r = s.map.retrieve("apple").await;
     assert!(r.as_ref().map_or(true, |f| f.keys.is_empty()), "{r:?}");
     assert!(s.sim.base_pose().await.unwrap().distance_to(&start) < 1e-4);
+}
+
+/// A green tin on a stand 0.75 m behind the start pose: out of every view the robot has
+/// facing the table, and of every sideways stop.
+fn put_a_tin_behind(sim: &asp_sim::SimRobot) {
+    let extra = asp_sim::parse_world(
+        r#"
+name: behind
+objects:
+  - name: stand
+    description: a small white stand
+    fixed: true
+    color: [230, 230, 225]
+    pose: {xyz: [-0.8, 0.4, 0.0]}
+    shapes:
+      - box: {size: [0.4, 0.6, 0.48]}
+        at: {xyz: [0.0, 0.0, 0.24]}
+  - name: tin
+    description: a green metal tin
+    color: [40, 160, 60]
+    pose: {xyz: [-0.7, 0.4, 0.48]}
+    shapes:
+      - cylinder: {radius: 0.035, height: 0.08}
+        at: {xyz: [0.0, 0.0, 0.04]}
+"#,
+        "behind.yaml",
+    )
+    .unwrap();
+    sim.with_state_mut(|s| s.world.objects.extend(extra.objects));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_object_behind_the_robot_is_found_by_turning_in_place() {
+    // no sideways search: only the turns can face it
+    let data = tempfile::tempdir().unwrap();
+    let mut cfg = config(&data, 0.0);
+    cfg.config.object_map_node.mapping.search.turns_deg = vec![90.0, 180.0, 270.0];
+    let sim = simulation(&cfg, None).unwrap();
+    put_a_tin_behind(&sim);
+    let options = SystemOptions {
+        memory: false,
+        ..SystemOptions::default()
+    };
+    let s = SimSystem::start(&cfg, sim, &options, None, None)
+        .await
+        .unwrap();
+    let start = s.sim.base_pose().await.unwrap();
+    let found = s.map.retrieve("green tin").await.unwrap();
+    assert_eq!(found.keys.len(), 1, "{found:?}");
+    // found at the half turn, where it stands; the base did not leave its place
+    let at = s.sim.base_pose().await.unwrap();
+    assert!(at.distance_to(&start) < 0.1, "{start:?} → {at:?}");
+    let turned = (at.theta - start.theta).rem_euclid(std::f32::consts::TAU);
+    assert!(
+        (turned - std::f32::consts::PI).abs() < 0.2,
+        "{start:?} → {at:?}"
+    );
+    let c = centroid(&s, &found.keys[0]).await;
+    assert!(
+        (c.x + 0.7).abs() < 0.06 && (c.y - 0.4).abs() < 0.06,
+        "{c:?}"
+    );
+
+    // without turns it is not found, and the base keeps its heading
+    let data = tempfile::tempdir().unwrap();
+    let cfg = config(&data, 0.0);
+    let sim = simulation(&cfg, None).unwrap();
+    put_a_tin_behind(&sim);
+    let s = SimSystem::start(&cfg, sim, &options, None, None)
+        .await
+        .unwrap();
+    let start = s.sim.base_pose().await.unwrap();
+    let found = s.map.retrieve("green tin").await.unwrap();
+    assert!(found.keys.is_empty(), "{found:?}");
+    let at = s.sim.base_pose().await.unwrap();
+    assert!((at.theta - start.theta).abs() < 1e-3, "{at:?}");
 }
 
 /// A VLM that takes anything for what is asked while `gullible`, then answers as the
