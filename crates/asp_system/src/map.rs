@@ -171,6 +171,15 @@ const WITHDRAW_AFTER_LOOKS: usize = 2;
 const LOOK_AGAIN_AFTER_M: Real = 0.25;
 const LOOK_AGAIN_AFTER_RAD: Real = 0.26;
 
+/// A search's start: where the base was, the token its motions run under (held with
+/// the e-stop's guard), and the arm poses to look from at each stop.
+struct SearchStart {
+    start: Pose2D,
+    cancel: CancellationToken,
+    _estop: Option<asp_skills::EStopGuard>,
+    looks: Vec<Option<usize>>,
+}
+
 fn base_pose_error(e: asp_core::robot::RobotError) -> ServiceError {
     ServiceError::new(
         FailureKind::Navigation,
@@ -1092,19 +1101,15 @@ impl MapService {
         if offsets.is_empty() {
             return Ok(None);
         }
-        if self.estop.as_ref().is_some_and(|e| e.is_engaged()) {
-            info!(
-                query,
-                "nothing matched; the e-stop is engaged, so no search"
-            );
-            return Ok(None);
-        }
-        let Ok(start) = self.base.base_pose().await else {
+        let Some(SearchStart {
+            start,
+            cancel,
+            _estop,
+            looks,
+        }) = self.search_start(query).await?
+        else {
             return Ok(None);
         };
-        let (cancel, _estop) = self.motion_token()?;
-        let n = self.mapping.arm_poses.len();
-        let looks = self.looks_at_stop((n > 0).then_some(0), true);
         // sideways as the robot faced where it was put (it faced what it was put
         // before; go_to since may have turned it at an angle to the table, where
         // sideways runs into it), turned by the quarter turns nearest its heading now
@@ -1170,6 +1175,30 @@ impl MapService {
         Ok(None)
     }
 
+    /// Where a search starts (the base's pose), its motion token and the looks at each
+    /// stop; `None` under the e-stop or without the base's pose: no search.
+    async fn search_start(&self, query: &str) -> Result<Option<SearchStart>, ServiceError> {
+        if self.estop.as_ref().is_some_and(|e| e.is_engaged()) {
+            info!(
+                query,
+                "nothing matched; the e-stop is engaged, so no search"
+            );
+            return Ok(None);
+        }
+        let Ok(start) = self.base.base_pose().await else {
+            return Ok(None);
+        };
+        let (cancel, _estop) = self.motion_token()?;
+        let n = self.mapping.arm_poses.len();
+        let looks = self.looks_at_stop((n > 0).then_some(0), true);
+        Ok(Some(SearchStart {
+            start,
+            cancel,
+            _estop,
+            looks,
+        }))
+    }
+
     /// Turns the base in place by each of `mapping.search.turns_deg` from where it faces
     /// and looks, until `query` matches: what lies beside or behind the robot, which the
     /// sideways search, along one heading, never faces. The match (the base faces where
@@ -1181,15 +1210,18 @@ impl MapService {
         query: &str,
     ) -> Result<Option<Retrieval>, ServiceError> {
         let turns = &self.mapping.search.turns_deg;
-        if turns.is_empty() || self.estop.as_ref().is_some_and(|e| e.is_engaged()) {
+        if turns.is_empty() {
             return Ok(None);
         }
-        let Ok(start) = self.base.base_pose().await else {
+        let Some(SearchStart {
+            start,
+            cancel,
+            _estop,
+            looks,
+        }) = self.search_start(query).await?
+        else {
             return Ok(None);
         };
-        let (cancel, _estop) = self.motion_token()?;
-        let n = self.mapping.arm_poses.len();
-        let looks = self.looks_at_stop((n > 0).then_some(0), true);
         let mut turned = false;
         for deg in turns {
             if cancel.is_cancelled() {
