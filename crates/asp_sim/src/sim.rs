@@ -381,8 +381,6 @@ impl SimRobot {
         f(&self.lock())
     }
 
-    /// Runs `f` with write access: scenario set-up and tests only; robot actions go
-    /// through the trait implementations.
     /// Keeps the world after every motion from now on, the last `capacity` of them (an
     /// evaluation's judge reads them with [`Self::world_at`]); marks the world now.
     pub fn keep_history(&self, capacity: usize) {
@@ -396,6 +394,8 @@ impl SimRobot {
         self.lock().history.as_ref()?.at(time).cloned()
     }
 
+    /// Runs `f` with write access: scenario set-up and tests only; robot actions go
+    /// through the trait implementations.
     pub fn with_state_mut<T>(&self, f: impl FnOnce(&mut SimState) -> T) -> T {
         f(&mut self.lock())
     }
