@@ -7,6 +7,8 @@
 //! - [`simulated`]: simulated segmenter, image embedder and retrieval, outcome and memory
 //!   VLMs driven by the simulator's ground truth (simulation only).
 //! - [`hashing`]: a lexical text embedder that needs no model file.
+//! - [`lexicon`]: kinds and uses of nouns from a WordNet database, the simulated VLM's
+//!   world knowledge (simulation only).
 //! - [`builder`]: segment → crop → embed → back-project → merge, incrementally.
 //! - [`retrieval`]: `object_retrieval` and the key registry.
 //! - [`completion`]: a closer look's partial view of an object completed by the map's.
@@ -23,6 +25,7 @@ pub mod eval;
 pub mod factory;
 pub mod filter;
 pub mod hashing;
+pub mod lexicon;
 pub mod onnx;
 pub mod preprocess;
 pub mod record;

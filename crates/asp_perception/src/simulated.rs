@@ -540,6 +540,9 @@ pub struct SimulatedRetrievalVlm {
     params: PerceptionSimulationConfig,
     /// Names this model never learnt (brands, products, characters), as folded words.
     unknown: Arc<Vec<Vec<String>>>,
+    /// What kinds of thing nouns name and what things are for (the world knowledge a
+    /// VLM brings); `None`: words and close paraphrases only.
+    lexicon: Option<Arc<crate::lexicon::Lexicon>>,
 }
 
 impl std::fmt::Debug for SimulatedRetrievalVlm {
@@ -558,7 +561,15 @@ impl SimulatedRetrievalVlm {
             text: TextCache::new(text),
             params,
             unknown: Arc::new(Vec::new()),
+            lexicon: crate::lexicon::Lexicon::system(),
         }
+    }
+
+    /// This model with `lexicon` as its knowledge of kinds and uses (`None`: words and
+    /// close paraphrases only); [`Self::new`] takes the system's WordNet when installed.
+    pub fn with_lexicon(mut self, lexicon: Option<Arc<crate::lexicon::Lexicon>>) -> Self {
+        self.lexicon = lexicon;
+        self
     }
 
     /// A model that never learnt `names` (a detector's vocabulary gap: "moka pot",
@@ -632,13 +643,28 @@ impl SimulatedRetrievalVlm {
         Ok(seen >= 1 && 2 * seen >= looks.len())
     }
 
-    /// Every content word of `query` in the name or the description, or their meanings
-    /// close enough.
+    /// Every content word of `query` in the name or the description, or a kind or use of
+    /// what the object is (its name's words and its description's last: "fruit" of an
+    /// apple, "drink" of a cup, by the lexicon), or their meanings close enough.
     fn plain_match(&self, query: &str, name: &str, description: &str) -> Result<bool, ModelError> {
         let wanted = content_words(query);
         let have: BTreeSet<String> = content_words(&format!("{name} {description}"));
         if !wanted.is_empty() && wanted.is_subset(&have) {
             return Ok(true);
+        }
+        if !wanted.is_empty()
+            && let Some(lexicon) = &self.lexicon
+        {
+            let mut nouns: Vec<String> = folded_words(name);
+            nouns.extend(folded_words(description).pop());
+            // "apple_a": a simulator's suffix is no noun
+            nouns.retain(|w| w.len() > 2 && !STOPWORDS.contains(&w.as_str()));
+            let known = |w: &String| {
+                have.contains(w) || lexicon.describes(w, nouns.iter().map(String::as_str))
+            };
+            if wanted.iter().all(known) {
+                return Ok(true);
+            }
         }
         let q = self.text.embed(query)?;
         let d = self.text.embed(if description.trim().is_empty() {
@@ -1245,6 +1271,38 @@ mod tests {
         assert!(!vlm.matches("something red", apple.0, apple.1).unwrap());
         assert!(vlm.matches("a green thing", apple.0, apple.1).unwrap());
         assert!(!vlm.matches("anything green", tomato.0, tomato.1).unwrap());
+    }
+
+    #[test]
+    fn kinds_and_uses_come_from_the_lexicon_not_from_lists() {
+        let dir = tempfile::tempdir().unwrap();
+        let lexicon = Some(Arc::new(crate::lexicon::fixture::tiny(dir.path())));
+        let knows = retrieval_vlm_not_knowing(&[]).with_lexicon(lexicon);
+        let blind = retrieval_vlm_not_knowing(&[]).with_lexicon(None);
+        let apple = ("apple_a", "a green apple");
+        let cup = ("cup_left", "a yellow plastic cup");
+        let ball = ("small_ball", "a small red rubber ball");
+        assert!(knows.matches("a fruit", apple.0, apple.1).unwrap());
+        assert!(knows.matches("green fruit", apple.0, apple.1).unwrap());
+        assert!(!knows.matches("red fruit", apple.0, apple.1).unwrap());
+        assert!(!knows.matches("a fruit", ball.0, ball.1).unwrap());
+        assert!(
+            knows
+                .matches("something to drink from", cup.0, cup.1)
+                .unwrap()
+        );
+        assert!(
+            !knows
+                .matches("something to drink from", ball.0, ball.1)
+                .unwrap()
+        );
+        // without the lexicon: words only
+        assert!(!blind.matches("a fruit", apple.0, apple.1).unwrap());
+        assert!(
+            !blind
+                .matches("something to drink from", cup.0, cup.1)
+                .unwrap()
+        );
     }
 
     #[test]
