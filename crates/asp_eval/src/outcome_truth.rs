@@ -7,7 +7,8 @@
 //! drive), one its name calls, else the nearest box; for a place,
 //! the object the gripper held before the step and the target nearest the target's
 //! cloud. Truth per verb, on the world when the "after" views were captured:
-//! - pick up: the gripper holds the object;
+//! - pick up: the gripper holds the object (one of those within 6 cm when the robot's
+//!   name for it calls none of them);
 //! - place: the gripper no longer holds it and it rests in (`in`) or on or in (`on`)
 //!   the target;
 //! - open / close: the link the step moved most (the one nearest the part when none
@@ -94,8 +95,10 @@ pub fn step_truth(
     let cloud_centre = request.object_cloud.centroid();
     match verdict.verb {
         Verb::PickUp => {
-            let x = acted_object(&before.world, &cloud_centre?, &request.object_name, None)?;
-            Some(after.held == Some(x))
+            // any of the objects the cloud may have shown: a reference by look ("the
+            // something red") names none of them
+            let could_be = acted_objects(&before.world, &cloud_centre?, &request.object_name, None);
+            Some(after.held.is_some_and(|h| could_be.contains(&h)))
         }
         Verb::Place => {
             let held = before.held.or_else(|| {
@@ -143,17 +146,29 @@ pub fn step_truth(
 /// off the world's after a drive.
 const NEAR_M: Real = 0.06;
 
-/// The object the cloud centred at `p` showed, other than `except`: among the objects
-/// whose boxes lie within [`NEAR_M`] of `p`, one whose name shares a word with `name`
-/// (the words the robot called it by), else the nearest box (within 5 mm, the smaller
-/// object: a tack in its cork board). Boxes, not surfaces: the centre of a basket's
-/// cloud lies in its hollow, nearer the table top under it than its walls.
+/// The object the cloud centred at `p` showed, other than `except`: the first of
+/// [`acted_objects`].
 fn acted_object(
     world: &World,
     p: &Point3,
     name: &str,
     except: Option<ObjectIdx>,
 ) -> Option<ObjectIdx> {
+    acted_objects(world, p, name, except).first().copied()
+}
+
+/// The objects the cloud centred at `p` may have shown, other than `except`, the
+/// likeliest first: those whose boxes lie within [`NEAR_M`] of `p` and whose names share
+/// a word with `name` (the words the robot called it by), else all within [`NEAR_M`],
+/// else the nearest box. Nearer first (within 5 mm, the smaller object: a tack in its
+/// cork board). Boxes, not surfaces: the centre of a basket's cloud lies in its hollow,
+/// nearer the table top under it than its walls.
+fn acted_objects(
+    world: &World,
+    p: &Point3,
+    name: &str,
+    except: Option<ObjectIdx>,
+) -> Vec<ObjectIdx> {
     let volume = |i: ObjectIdx| {
         let b = world.objects[i].aabb();
         let e = b.extents();
@@ -173,21 +188,39 @@ fn acted_object(
             .collect()
     };
     let called = words(name);
-    let ranked = |pool: &mut dyn Iterator<Item = ObjectIdx>| {
-        pool.map(|i| ((box_distance(i) / 0.005).floor() as i64, i))
-            .min_by(|(da, a), (db, b)| da.cmp(db).then(volume(*a).total_cmp(&volume(*b))))
-            .map(|(_, i)| i)
+    let ranked = |mut pool: Vec<ObjectIdx>| {
+        let bucket = |i: ObjectIdx| (box_distance(i) / 0.005).floor() as i64;
+        pool.sort_by(|&a, &b| {
+            bucket(a)
+                .cmp(&bucket(b))
+                .then(volume(a).total_cmp(&volume(b)))
+        });
+        pool
     };
-    let others = || (0..world.objects.len()).filter(move |i| Some(*i) != except);
-    let near: Vec<ObjectIdx> = others().filter(|&i| box_distance(i) <= NEAR_M).collect();
-    let named = near.iter().copied().filter(|&i| {
-        words(&world.objects[i].name)
-            .iter()
-            .any(|w| called.contains(w))
-    });
-    ranked(&mut named.clone())
-        .or_else(|| ranked(&mut near.iter().copied()))
-        .or_else(|| ranked(&mut others()))
+    let others: Vec<ObjectIdx> = (0..world.objects.len())
+        .filter(|i| Some(*i) != except)
+        .collect();
+    let near: Vec<ObjectIdx> = others
+        .iter()
+        .copied()
+        .filter(|&i| box_distance(i) <= NEAR_M)
+        .collect();
+    let named: Vec<ObjectIdx> = near
+        .iter()
+        .copied()
+        .filter(|&i| {
+            words(&world.objects[i].name)
+                .iter()
+                .any(|w| called.contains(w))
+        })
+        .collect();
+    if !named.is_empty() {
+        ranked(named)
+    } else if !near.is_empty() {
+        ranked(near)
+    } else {
+        ranked(others).into_iter().take(1).collect()
+    }
 }
 
 /// The link of object `x` the step moved most, or, when none moved, the one whose parts

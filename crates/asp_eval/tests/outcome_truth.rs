@@ -108,6 +108,17 @@ fn a_pick_is_true_only_when_the_gripper_holds_that_object() {
         step_truth(&v, &off, &before, &mark(w.clone(), Some(orange))),
         Some(false)
     );
+    // a reference by look names nothing: what the cloud showed, by where it is
+    let mut by_look = off.clone();
+    by_look.object_name = "the something round".into();
+    assert_eq!(
+        step_truth(&v, &by_look, &before, &mark(w.clone(), Some(apple))),
+        Some(true)
+    );
+    assert_eq!(
+        step_truth(&v, &by_look, &before, &mark(w.clone(), Some(orange))),
+        Some(false)
+    );
     // no cloud: nothing to judge
     let mut blind = req.clone();
     blind.object_cloud = PointCloud::empty(FrameId::new("map"));
