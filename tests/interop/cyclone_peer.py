@@ -7,7 +7,7 @@ wire conventions by hand: topic names `rt/...`, `rq/...Request`, `rr/...Reply`, 
 
 Usage (ROS_DOMAIN_ID selects the domain; each mode prints JSON lines and exits 0 on success):
   cyclone_peer.py pub    TOPIC N          publish N std_msgs/String once a reader matched
-  cyclone_peer.py sub    TOPIC N          receive N std_msgs/String
+  cyclone_peer.py sub    TOPIC N          receive N std_msgs/String ("ready" once a writer matched)
   cyclone_peer.py call   SERVICE GOAL     call asp_interfaces/srv/ExecuteGoal
   cyclone_peer.py state  TOPIC            read the latched asp_interfaces/msg/SymbolicState
   cyclone_peer.py robot_user NODE GOAL  what a ROS user looks at with the e-stop pressed
@@ -414,6 +414,10 @@ def mode_pub(topic, n):
 
 def mode_sub(topic, n):
     r = reader(f"rt/{topic.lstrip('/')}", String_)
+    # discovery is two-sided: a writer that matched this reader may send before this
+    # reader knows the writer, and such samples are dropped; say when both know
+    wait_matched([r], topic)
+    emit(event="ready")
     got, end = 0, time.time() + TIMEOUT
     while got < int(n) and time.time() < end:
         for s in r.take(10):

@@ -101,6 +101,13 @@ async fn cyclone_subscribes_to_us() {
         .unwrap();
     let peer = python_peer(domain, &["sub", "/interop/to_cyclone", "3"]);
     p.wait_for_subscribers().await.unwrap();
+    // the peer's reader must know our writer too, or it drops what arrives first
+    let peer = tokio::task::spawn_blocking(move || {
+        peer.expect("ready", WAIT);
+        peer
+    })
+    .await
+    .unwrap();
     for i in 0..3 {
         p.publish(std_msgs::String {
             data: format!("from rust {i}"),
