@@ -1159,8 +1159,7 @@ impl MapService {
                     }
                 };
                 info!(query, offset, "found by searching sideways");
-                st.seen_from = self.base.base_pose().await.ok();
-                st.seen_poses = looks.iter().flatten().copied().collect();
+                self.seen_from_here(st, &looks).await;
                 return Ok(Some(found));
             }
         }
@@ -1173,6 +1172,13 @@ impl MapService {
             );
         }
         Ok(None)
+    }
+
+    /// Records that the map has seen from where the base stands now through `looks`, so
+    /// the next look around takes none of them again.
+    async fn seen_from_here(&self, st: &mut MapState, looks: &[Option<usize>]) {
+        st.seen_from = self.base.base_pose().await.ok();
+        st.seen_poses = looks.iter().flatten().copied().collect();
     }
 
     /// Where a search starts (the base's pose), its motion token and the looks at each
@@ -1242,8 +1248,7 @@ impl MapService {
             let found = self.retrieve_in_map(st, query).await?;
             if !found.keys.is_empty() {
                 info!(query, deg, "found by turning in place");
-                st.seen_from = self.base.base_pose().await.ok();
-                st.seen_poses = looks.iter().flatten().copied().collect();
+                self.seen_from_here(st, &looks).await;
                 return Ok(Some(found));
             }
         }
