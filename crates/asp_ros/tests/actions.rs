@@ -524,6 +524,47 @@ async fn shutdown_ends_running_goals(backend: Backend) {
     );
 }
 
+/// Finished goals are kept up to `max_finished_goals`, the oldest forgotten first: the
+/// status array lists the newest ones only (a robot that takes goal after goal keeps
+/// no growing table of results).
+async fn finished_goals_are_kept_up_to_the_bound(backend: Backend) {
+    use asp_ros::msg::action_msgs::GoalStatusArray;
+    let s = setup(backend);
+    let worker = Worker::default();
+    let _server = serve(
+        &s,
+        &worker,
+        ActionServerOptions {
+            max_finished_goals: 2,
+            ..ActionServerOptions::default()
+        },
+    );
+    let client = s.client();
+    let mut ids = Vec::new();
+    for text in ["a", "b", "c"] {
+        let handle = client.send_goal(goal(text)).await.unwrap();
+        ids.push(handle.id());
+        let r = handle.result().await.unwrap();
+        assert_eq!(r.state, TerminalState::Succeeded);
+    }
+    let mut status = s
+        .client_node
+        .subscribe::<GoalStatusArray>("/test/execute/_action/status", asp_ros::Qos::latched())
+        .unwrap();
+    let kept = tokio::time::timeout(WAIT, async {
+        loop {
+            let a = status.recv().await.unwrap();
+            let kept: Vec<_> = a.status_list.iter().map(|g| g.goal_info.goal_id).collect();
+            if kept.contains(&ids[2]) {
+                return kept;
+            }
+        }
+    })
+    .await
+    .expect("no status array with the last goal");
+    assert_eq!(kept, ids[1..].to_vec(), "the two newest goals, in order");
+}
+
 macro_rules! both {
     ($($name:ident),* $(,)?) => {
         mod in_process {
@@ -557,6 +598,7 @@ both!(
     estop_aborts_and_rejects,
     a_lost_client_stops_its_goals,
     shutdown_ends_running_goals,
+    finished_goals_are_kept_up_to_the_bound,
 );
 
 /// A node on simulated time stamps what it accepts with the last `/clock` message: the

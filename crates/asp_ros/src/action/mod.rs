@@ -16,7 +16,8 @@
 //!   refuses new goals while one runs;
 //! - an engaged e-stop aborts the running goal and rejects new ones;
 //! - `action_msgs/GoalStatusArray` is published on every transition, and finished
-//!   goals are kept for [`ActionServerOptions::result_timeout`].
+//!   goals are kept for [`ActionServerOptions::result_timeout`], the most recent
+//!   [`ActionServerOptions::max_finished_goals`] of them at most.
 //!
 //! Client ([`ActionClient`]): sends goals, streams feedback, follows the goal's status,
 //! cancels, and fetches the result once the goal is terminal.

@@ -55,6 +55,10 @@ pub struct ActionServerOptions {
     pub busy: watch::Receiver<BusyPolicy>,
     /// How long finished goals (and their results) are kept. ROS 2's default is 15 min.
     pub result_timeout: Duration,
+    /// The most finished goals kept (oldest forgotten first), whatever their age: a
+    /// robot taking a goal a second for 15 min would otherwise keep 900 results and
+    /// publish them all in every status array.
+    pub max_finished_goals: usize,
     /// While `true`, new goals are rejected; turning `true` aborts the running goal.
     pub estop: Option<watch::Receiver<bool>>,
     /// How long the server waits for handlers to stop when it shuts down.
@@ -87,6 +91,7 @@ impl std::fmt::Debug for ActionServerOptions {
         f.debug_struct("ActionServerOptions")
             .field("busy", &*self.busy.borrow())
             .field("result_timeout", &self.result_timeout)
+            .field("max_finished_goals", &self.max_finished_goals)
             .field("estop", &self.estop.as_ref().map(|e| *e.borrow()))
             .field("shutdown_grace", &self.shutdown_grace)
             .field("external", &self.external.is_some())
@@ -113,6 +118,7 @@ impl Default for ActionServerOptions {
         Self {
             busy: watch::channel(BusyPolicy::Preempt).1,
             result_timeout: Duration::from_secs(900),
+            max_finished_goals: 64,
             estop: None,
             shutdown_grace: Duration::from_secs(5),
             external: None,
@@ -343,6 +349,7 @@ struct Shared<A: RosAction> {
     status: Box<dyn Fn(GoalStatusArray) -> Result<(), RosError> + Send + Sync>,
     feedback: FeedbackSink<A::Feedback>,
     result_timeout: Duration,
+    max_finished_goals: usize,
     external: Option<Arc<dyn ExternalGoals>>,
     /// Told of goals accepted and ended.
     record: Option<Arc<dyn RequestRecord>>,
@@ -442,7 +449,9 @@ impl<A: RosAction> Shared<A> {
             e.state = state;
             e.result = Some(result.clone());
             e.finished_at = Some(Instant::now());
-            std::mem::take(&mut e.waiters)
+            let waiters = std::mem::take(&mut e.waiters);
+            forget_oldest_finished(&mut goals, self.max_finished_goals.max(1));
+            waiters
         };
         info!(action = %self.name, goal = %id, ?state, "goal ended");
         if let Some(record) = &self.record {
@@ -496,18 +505,35 @@ impl<A: RosAction> Shared<A> {
         }
     }
 
-    /// Forgets goals that finished longer than `result_timeout` ago.
+    /// Forgets goals that finished longer than `result_timeout` ago, and the oldest
+    /// finished ones beyond `max_finished_goals`.
     fn expire(&self) {
         let removed = {
             let mut goals = self.lock();
             let before = goals.len();
             let timeout = self.result_timeout;
             goals.retain(|_, e| e.finished_at.is_none_or(|t| t.elapsed() < timeout));
+            forget_oldest_finished(&mut goals, self.max_finished_goals);
             before != goals.len()
         };
         if removed {
             self.publish_status();
         }
+    }
+}
+
+/// Forgets the finished goals beyond the `keep` most recently finished.
+fn forget_oldest_finished<A: RosAction>(goals: &mut HashMap<UUID, Entry<A>>, keep: usize) {
+    let mut finished: Vec<(Instant, UUID)> = goals
+        .iter()
+        .filter_map(|(id, e)| e.finished_at.map(|t| (t, *id)))
+        .collect();
+    if finished.len() <= keep {
+        return;
+    }
+    finished.sort_unstable_by_key(|(t, _)| *t);
+    for (_, id) in &finished[..finished.len() - keep] {
+        goals.remove(id);
     }
 }
 
@@ -534,6 +560,7 @@ async fn run<A: RosAction, H: GoalHandler<A>>(
         status,
         feedback,
         result_timeout: options.result_timeout,
+        max_finished_goals: options.max_finished_goals,
         external: options.external.clone(),
         record: options.record.clone(),
         node,
