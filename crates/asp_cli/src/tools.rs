@@ -407,9 +407,22 @@ pub fn memory_find(cfg: &LoadedConfig, query: &str, room: Option<&str>) -> ExitC
         &vector,
         scope.as_ref(),
         mem_cfg.min_relevance,
-        &[],
+        asp_memory::building::PassOver {
+            vacated: memory.vacated(),
+            ..Default::default()
+        },
         mem_cfg.max_places,
     );
+    let passed = memory
+        .vacated()
+        .iter()
+        .filter(|v| v.passes_over(&v.position, &vector))
+        .count();
+    if passed > 0 {
+        println!(
+            "recall: {passed} place(s) found empty since the tour for requests like this are passed over"
+        );
+    }
     if places.is_empty() {
         println!(
             "recall: no remembered object is {:.2} or more like it (agent_node.building_memory.min_relevance)",

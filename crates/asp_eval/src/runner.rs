@@ -18,7 +18,7 @@ use asp_system::ports::{MapSnapshot, ObjectMapPort};
 use asp_system::{JournalEntry, verified_success};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use tracing::{Instrument, info, info_span};
+use tracing::{Instrument, info, info_span, warn};
 
 use crate::episode::{
     Counts, EpisodeResult, EpisodeSpec, FailureClass, Trace, WallTimes, classify, comparable_trace,
@@ -620,6 +620,7 @@ pub async fn run_suite(
             .expect("every scenario's world was configured above");
         for run in 0..runs {
             let mut episode_cfg = None;
+            let mut episode_memory = None;
             if let (Some(tour), Some(dir)) = (&suite.spec.tour, &tour_dir) {
                 let key = (scenario.spec.world.clone(), run);
                 let memory = match toured.iter().find(|(k, _)| *k == key) {
@@ -652,9 +653,17 @@ pub async fn run_suite(
                         memory
                     }
                 };
+                // a copy per episode: a recall that finds a place empty writes that
+                // into the memory, and the next episode must not start from it
+                let copy = dir.path().join(format!("episode{}.redb", episodes.len()));
+                std::fs::copy(&memory, &copy).map_err(|e| EvalError::Io {
+                    file: copy.clone(),
+                    message: format!("copying the tour's memory {}: {e}", memory.display()),
+                })?;
                 let mut c = cfg.clone();
-                c.config.agent_node.building_memory.database = memory;
+                c.config.agent_node.building_memory.database = copy.clone();
                 episode_cfg = Some(c);
+                episode_memory = Some(copy);
             }
             let mut c = episode_cfg.unwrap_or_else(|| cfg.clone());
             let concepts = match settings.concept_memory {
@@ -698,6 +707,11 @@ pub async fn run_suite(
             }
             progress.finished(&result, index, total);
             episodes.push(result);
+            if let Some(copy) = episode_memory
+                && let Err(e) = std::fs::remove_file(&copy)
+            {
+                warn!(file = %copy.display(), "episode's memory copy not removed: {e}");
+            }
         }
     }
     let summary = Summary::of(&episodes);

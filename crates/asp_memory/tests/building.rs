@@ -8,8 +8,9 @@ use asp_core::models::TextEmbedder;
 use asp_memory::MemoryError;
 use asp_memory::building::{
     Affordance, AffordanceScore, BuildingMemory, ClusterParams, EmbeddingJudge, Hierarchy,
-    Instance, KeywordSummariser, Query, RetrievalParams, RoomNames, RoomParams, RoomScope, View,
-    flat_retrieve, recall_in_room, recall_places, retrieve, room_scope, zone_of,
+    Instance, KeywordSummariser, MAX_VACATED, PassOver, Query, RetrievalParams, RoomNames,
+    RoomParams, RoomScope, Vacated, View, flat_retrieve, recall_in_room, recall_places,
+    recall_request, retrieve, room_scope, zone_of,
 };
 use asp_perception::HashingTextEmbedder;
 
@@ -436,6 +437,95 @@ fn recall_finds_the_places_an_object_was_seen_and_skips_stale_ones() {
     let mut store = Vec::new();
     let q = query(&e, "a purple unicorn", None, &mut store);
     assert_eq!(recall_places(&h, &q, &params, 0.6, &[], 3), Vec::new());
+}
+
+/// A remembered place found without what a request asked for is kept in the memory:
+/// a later process's recall for that request passes over it, while other objects
+/// remembered there stay; a newer tour that sees the object there again clears it; the
+/// marks are bounded.
+#[test]
+fn a_place_found_empty_is_remembered_until_a_tour_sees_the_object_there_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("building.redb");
+    let e = HashingTextEmbedder::new(DIM);
+    let (views, _) = tour(&e);
+    let (params, summariser) = (ClusterParams::default(), KeywordSummariser::default());
+    let recall = |m: &BuildingMemory, what: &str| {
+        let text = e.embed_text(what).unwrap();
+        let pass_over = PassOver {
+            vacated: m.vacated(),
+            ..PassOver::default()
+        };
+        recall_request(m.hierarchy(), what, &text, None, 0.6, pass_over, 10)
+    };
+    let gone = {
+        let mut m = BuildingMemory::open(&path, "house").unwrap();
+        m.add_views(views.clone(), &params, &summariser, &e)
+            .unwrap();
+        let places = recall(&m, "tv remote");
+        assert!(places.len() >= 2, "{places:?}");
+        m.mark_vacated(Vacated {
+            position: places[0].position,
+            request: "the tv remote".into(),
+            embedding: e.embed_text("tv remote").unwrap(),
+            min_relevance: 0.6,
+        })
+        .unwrap();
+        places[0].clone()
+    };
+    let near =
+        |a: &[f64; 3], b: &[f64; 3]| (0..3).map(|k| (a[k] - b[k]).powi(2)).sum::<f64>() < 0.25;
+    // the next process
+    let mut m = BuildingMemory::open(&path, "house").unwrap();
+    assert_eq!(m.vacated().len(), 1);
+    let places = recall(&m, "tv remote");
+    assert!(!places.is_empty(), "the other places stay");
+    assert!(
+        places.iter().all(|p| !near(&p.position, &gone.position)),
+        "{places:?}"
+    );
+    // what else the view saw there is still remembered there
+    let view = &m.hierarchy().views[gone.view as usize];
+    let other = view
+        .instances
+        .iter()
+        .find(|i| i.description != "tv remote")
+        .unwrap()
+        .description
+        .clone();
+    assert!(
+        recall(&m, &other)
+            .iter()
+            .any(|p| near(&p.position, &gone.position)),
+        "the {other} there was passed over too"
+    );
+    // a newer tour sees the remote there again: the mark goes
+    let mut again = view.clone();
+    again.source = "tour2.mcap#0".into();
+    m.add_views(vec![again], &params, &summariser, &e).unwrap();
+    assert!(m.vacated().is_empty());
+    assert!(
+        recall(&m, "tv remote")
+            .iter()
+            .any(|p| near(&p.position, &gone.position))
+    );
+    drop(m);
+    let mut m = BuildingMemory::open(&path, "house").unwrap();
+    assert!(m.vacated().is_empty(), "the cleared mark came back");
+    // bounded: the oldest marks go first
+    for i in 0..MAX_VACATED + 3 {
+        m.mark_vacated(Vacated {
+            position: [i as f64, 0.0, 0.0],
+            request: format!("thing {i}"),
+            embedding: e.embed_text("thing").unwrap(),
+            min_relevance: 0.6,
+        })
+        .unwrap();
+    }
+    drop(m);
+    let m = BuildingMemory::open(&path, "house").unwrap();
+    assert_eq!(m.vacated().len(), MAX_VACATED);
+    assert_eq!(m.vacated()[0].request, "thing 3");
 }
 
 /// The views under cluster `index` of `levels[level]`.

@@ -91,9 +91,14 @@ struct MapState {
     /// saw there, newest last (at most [`STALE_KEPT`]): a later recall goes elsewhere
     /// (the memory is of the tour's day).
     stale: Vec<[f64; 3]>,
-    /// The building memory as last read, with its file's modification time (read again
-    /// when the file changes: `asp memory build` adds a tour).
-    building: Option<(std::time::SystemTime, Arc<asp_memory::building::Hierarchy>)>,
+    /// The building memory as last read (and the places it knows were found empty), with
+    /// its file's modification time (read again when the file changes: `asp memory
+    /// build` adds a tour, a recall marks a place empty).
+    building: Option<(
+        std::time::SystemTime,
+        Arc<asp_memory::building::Hierarchy>,
+        Arc<[asp_memory::building::Vacated]>,
+    )>,
     /// The room the request being served keeps to (`retrieve_in_room`): every retrieval
     /// of that request, its looks, search and recall, passes over objects elsewhere.
     room: Option<RoomFilter>,
@@ -1276,7 +1281,7 @@ impl MapService {
         let Ok(modified) = std::fs::metadata(&path).and_then(|md| md.modified()) else {
             return Ok(None);
         };
-        if let Some((at, h)) = &st.building
+        if let Some((at, h, _)) = &st.building
             && *at == modified
         {
             return Ok((!h.views.is_empty()).then(|| Arc::clone(h)));
@@ -1296,8 +1301,47 @@ impl MapService {
             }
         };
         let h = Arc::new(memory.hierarchy().clone());
-        st.building = Some((modified, Arc::clone(&h)));
+        st.building = Some((modified, Arc::clone(&h), memory.vacated().into()));
         Ok((!h.views.is_empty()).then_some(h))
+    }
+
+    /// The places the building memory (as [`Self::building_memory`] last read it) knows
+    /// were found without what a request asked for.
+    fn vacated(st: &MapState) -> Arc<[asp_memory::building::Vacated]> {
+        st.building
+            .as_ref()
+            .map_or_else(|| Arc::from(Vec::new()), |(_, _, v)| Arc::clone(v))
+    }
+
+    /// Keeps in the building memory that `place` was found without what `query` asked
+    /// for, so that later runs do not drive there for it again (the memory is of what
+    /// the robot last saw). A memory that cannot be written is said and skipped: this
+    /// run passes over the place all the same.
+    fn remember_vacated(
+        &self,
+        place: &asp_memory::building::RememberedPlace,
+        query: &str,
+        text: &[f32],
+    ) {
+        let m = &self.cfg.config.agent_node.building_memory;
+        let path = self.cfg.data_path(&m.database);
+        let mark = asp_memory::building::Vacated {
+            position: place.position,
+            request: query.to_owned(),
+            embedding: text.to_vec(),
+            min_relevance: m.min_relevance,
+        };
+        let written = asp_memory::building::BuildingMemory::open(&path, &m.site)
+            .and_then(|mut memory| memory.mark_vacated(mark));
+        match written {
+            Ok(()) => {
+                info!(query, at = ?place.position, "the building memory now knows it is not there")
+            }
+            Err(e) => warn!(
+                query,
+                "the building memory was not told the place is empty: {e}"
+            ),
+        }
     }
 
     /// `object_retrieval` in the live map; when nothing matches, looks from the other
@@ -1455,7 +1499,7 @@ impl MapService {
         room: Option<&str>,
     ) -> Result<asp_core::Recollection, ServiceError> {
         use asp_core::{RecalledObject, Recollection};
-        use asp_memory::building::{RoomParams, recall_request, zone_kinds, zone_of};
+        use asp_memory::building::{PassOver, RoomParams, recall_request, zone_kinds, zone_of};
         let m = &self.cfg.config.agent_node.building_memory;
         let mut st = self.state.lock().await;
         let Some(memory) = self.building_memory(&mut st)? else {
@@ -1493,7 +1537,10 @@ impl MapService {
             &text,
             scope.as_ref(),
             m.min_relevance,
-            &[],
+            PassOver {
+                vacated: &Self::vacated(&st),
+                ..PassOver::default()
+            },
             max + st.stale.len(),
         );
         // as recall_request's own exclusion (one place: within half a metre)
@@ -1502,6 +1549,18 @@ impl MapService {
         let (stale, fresh): (Vec<_>, Vec<_>) = places
             .into_iter()
             .partition(|p| st.stale.iter().any(|s| near(s, &p.position)));
+        // places found empty for requests like this one, in this run or before (the
+        // memory keeps them), each once
+        let mut empty: Vec<[f64; 3]> = Self::vacated(&st)
+            .iter()
+            .filter(|v| asp_core::map::cosine_similarity(&v.embedding, &text) >= v.min_relevance)
+            .map(|v| v.position)
+            .collect();
+        for p in &stale {
+            if !empty.iter().any(|e| near(e, &p.position)) {
+                empty.push(p.position);
+            }
+        }
         self.embed_room_kinds(&mut st)?;
         let params = RoomParams {
             margin: m.room_margin,
@@ -1545,10 +1604,10 @@ impl MapService {
                 )
             });
         }
-        if !stale.is_empty() {
+        if !empty.is_empty() {
             notes.push(format!(
-                "{} place(s) looked at during this run and found empty left out",
-                stale.len()
+                "{} place(s) looked at since the tour and found empty left out",
+                empty.len()
             ));
         }
         Ok(Recollection {
@@ -1610,7 +1669,7 @@ impl MapService {
         st: &mut MapState,
         query: &str,
     ) -> Result<Option<Retrieval>, ServiceError> {
-        use asp_memory::building::recall_request;
+        use asp_memory::building::{PassOver, recall_request};
         let m = &self.cfg.config.agent_node.building_memory;
         if !m.recall {
             return Ok(None);
@@ -1625,7 +1684,10 @@ impl MapService {
             &text,
             st.room.as_ref().map(|r| &r.scope),
             m.min_relevance,
-            &st.stale,
+            PassOver {
+                looked: &st.stale,
+                vacated: &Self::vacated(st),
+            },
             m.max_places,
         );
         if places.is_empty() {
@@ -1695,6 +1757,7 @@ impl MapService {
                 st.stale.remove(0);
             }
             st.stale.push(place.position);
+            self.remember_vacated(&place, query, &text);
         }
         Ok(None)
     }

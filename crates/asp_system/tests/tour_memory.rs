@@ -245,12 +245,41 @@ async fn an_explored_tour_is_recorded_and_becomes_a_building_memory_that_finds_o
     let said = system.map.recollect("desk telephone", None).await.unwrap();
     assert!(said.note.contains("found empty left out"), "{said:?}");
     let phone = truth[0].1;
+    let away_from_phone = |p: &[f64; 3]| (p[0] - phone[0]).hypot(p[1] - phone[1]) > 0.5;
     assert!(
-        said.places
-            .iter()
-            .all(|p| (p.position[0] - phone[0]).hypot(p.position[1] - phone[1]) > 0.5),
+        said.places.iter().all(|p| away_from_phone(&p.position)),
         "{said:?}"
     );
+    drop(system);
+    // the memory keeps it: the next robot passes over the phone's place before any drive
+    let memory = BuildingMemory::open(
+        cfg.data_path(&cfg.config.agent_node.building_memory.database),
+        &cfg.config.agent_node.building_memory.site,
+    )
+    .unwrap();
+    assert!(
+        memory
+            .vacated()
+            .iter()
+            .any(|v| !away_from_phone(&v.position)),
+        "{:?}",
+        memory
+            .vacated()
+            .iter()
+            .map(|v| (&v.request, v.position))
+            .collect::<Vec<_>>()
+    );
+    drop(memory);
+    let (system, _) = common::start_on(&fresh, "mobile/dial_phone.yaml", false).await;
+    let said = system.map.recollect("desk telephone", None).await.unwrap();
+    assert!(said.note.contains("found empty left out"), "{said:?}");
+    assert!(
+        said.places.iter().all(|p| away_from_phone(&p.position)),
+        "{said:?}"
+    );
+    // and only requests like the phone's: the stapler is still remembered
+    let stapler = system.map.recollect("red stapler", None).await.unwrap();
+    assert!(!stapler.places.is_empty(), "{stapler:?}");
     drop(system);
 
     // a second open of another site is refused by name

@@ -28,17 +28,45 @@ use serde::{Deserialize, Serialize};
 
 pub use cluster::{ClusterParams, cluster};
 pub use retrieve::{
-    EmbeddingJudge, InstanceJudge, Query, RememberedPlace, RetrievalParams, Retrieved,
+    EmbeddingJudge, InstanceJudge, PassOver, Query, RememberedPlace, RetrievalParams, Retrieved,
     flat_retrieve, recall_in_room, recall_places, recall_request, retrieve,
 };
 pub use rooms::{
     RoomNames, RoomParams, RoomScope, ZoneKind, room_scope, room_scores, zone_kinds, zone_of,
 };
-pub use store::{BUILDING_FORMAT, BuildingMemory};
+pub use store::{BUILDING_FORMAT, BuildingMemory, MAX_VACATED};
 pub use summarise::{KeywordSummariser, Summariser};
 pub use views::view_from_frame;
 
 pub use asp_core::models::{ViewAffordance as Affordance, ViewAffordanceScore as AffordanceScore};
+
+/// A remembered place the robot went to and found without what a request asked for
+/// (the object moved since the tour). Kept in the memory, so that later runs pass over
+/// the objects remembered there that are like the request ([`Vacated::passes_over`]);
+/// the other objects remembered there stay. A newer tour that sees such an object
+/// there again clears the mark ([`BuildingMemory::add_views`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Vacated {
+    /// Where the memory had the object, map frame.
+    pub position: [f64; 3],
+    /// What was asked for ("the black bottle").
+    pub request: String,
+    /// The request's text embedding.
+    pub embedding: Vec<f32>,
+    /// How like the request a remembered object there must be to be passed over: the
+    /// relevance recall asked of it when it went there.
+    pub min_relevance: f32,
+}
+
+impl Vacated {
+    /// Whether an object remembered at `position` with description embedding
+    /// `embedding` is what this mark says is gone: within half a metre (as recall
+    /// takes two remembered objects for one) and like the request.
+    pub fn passes_over(&self, position: &[f64; 3], embedding: &[f32]) -> bool {
+        retrieve::near(&self.position, position)
+            && asp_core::map::cosine_similarity(&self.embedding, embedding) >= self.min_relevance
+    }
+}
 
 /// An object instance a VLM found in a view (levels 1–2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

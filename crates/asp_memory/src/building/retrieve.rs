@@ -14,7 +14,7 @@
 use asp_core::map::cosine_similarity;
 use serde::{Deserialize, Serialize};
 
-use super::{Affordance, Hierarchy, Instance, RoomScope};
+use super::{Affordance, Hierarchy, Instance, RoomScope, Vacated};
 
 /// Retrieval settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -266,7 +266,17 @@ pub struct RememberedPlace {
 pub const TOO_CLOSE_M: f64 = 0.7;
 
 /// Two remembered objects this close are one (seen from two views).
-const SAME_PLACE_M: f64 = 0.5;
+pub(super) const SAME_PLACE_M: f64 = 0.5;
+
+/// Remembered places recall passes over.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PassOver<'a> {
+    /// Places looked at in this run and found without what was asked for (within
+    /// half a metre: whatever was remembered there).
+    pub looked: &'a [[f64; 3]],
+    /// Places the memory knows were found without objects like a request.
+    pub vacated: &'a [Vacated],
+}
 
 /// [`recall_places`] for an object request as `object_retrieval` makes it: its text and
 /// that text's embedding (a request has no image: the visual query is the text's), no
@@ -279,9 +289,10 @@ pub fn recall_request(
     text: &[f32],
     room: Option<&RoomScope>,
     min_relevance: f32,
-    exclude: &[[f64; 3]],
+    pass_over: PassOver<'_>,
     max: usize,
 ) -> Vec<RememberedPlace> {
+    let PassOver { looked, vacated } = pass_over;
     let query = Query {
         instruction,
         text,
@@ -290,10 +301,21 @@ pub fn recall_request(
         heights: None,
     };
     let params = RetrievalParams::default();
-    match room {
-        Some(room) => recall_in_room(memory, &query, &params, room, min_relevance, exclude, max),
-        None => recall_places(memory, &query, &params, min_relevance, exclude, max),
-    }
+    let passed = |at: [f64; 3], inst: &Instance| {
+        near_any(looked, &at)
+            || vacated.iter().any(|v| v.passes_over(&at, &inst.embedding))
+            || room.is_some_and(|r| !r.contains(memory, at))
+    };
+    recall_where(memory, &query, &params, min_relevance, max, &passed)
+}
+
+/// Whether `at` is within [`SAME_PLACE_M`] of one of `places`.
+fn near_any(places: &[[f64; 3]], at: &[f64; 3]) -> bool {
+    places.iter().any(|p| near(p, at))
+}
+
+pub(super) fn near(a: &[f64; 3], b: &[f64; 3]) -> bool {
+    ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt() < SAME_PLACE_M
 }
 
 /// The places the memory saw what `query` asks for (an object that may have gone out of
@@ -309,8 +331,8 @@ pub fn recall_places(
     exclude: &[[f64; 3]],
     max: usize,
 ) -> Vec<RememberedPlace> {
-    recall_where(memory, query, params, min_relevance, exclude, max, &|_| {
-        true
+    recall_where(memory, query, params, min_relevance, max, &|at, _| {
+        near_any(exclude, &at)
     })
 }
 
@@ -326,25 +348,21 @@ pub fn recall_in_room(
     exclude: &[[f64; 3]],
     max: usize,
 ) -> Vec<RememberedPlace> {
-    recall_where(memory, query, params, min_relevance, exclude, max, &|at| {
-        room.contains(memory, at)
+    recall_where(memory, query, params, min_relevance, max, &|at, _| {
+        near_any(exclude, &at) || !room.contains(memory, at)
     })
 }
 
-/// The places `admit` lets through, as [`recall_places`] finds them.
+/// The places [`recall_places`] finds, less the remembered objects `passed` passes over
+/// (given where each is and what it is).
 fn recall_where(
     memory: &Hierarchy,
     query: &Query<'_>,
     params: &RetrievalParams,
     min_relevance: f32,
-    exclude: &[[f64; 3]],
     max: usize,
-    admit: &dyn Fn([f64; 3]) -> bool,
+    passed: &dyn Fn([f64; 3], &Instance) -> bool,
 ) -> Vec<RememberedPlace> {
-    let near = |a: &[f64; 3], b: &[f64; 3]| {
-        ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
-            < SAME_PLACE_M
-    };
     let mut places: Vec<RememberedPlace> = Vec::new();
     let consider = |view: u32, places: &mut Vec<RememberedPlace>| {
         let v = &memory.views[view as usize];
@@ -353,10 +371,7 @@ fn recall_where(
                 continue;
             };
             let relevance = cosine_similarity(query.text, &inst.embedding);
-            if relevance < min_relevance
-                || exclude.iter().any(|e| near(e, &position))
-                || !admit(position)
-            {
+            if relevance < min_relevance || passed(position, inst) {
                 continue;
             }
             let viewpoint = ([v.position[0], v.position[1]], v.yaw);

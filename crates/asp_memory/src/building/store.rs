@@ -1,14 +1,16 @@
 //! The building memory on disk: one redb file per site holding the views (the source
 //! of truth) and the levels built over them. New views and the levels rebuilt over all
 //! views commit in one transaction, so a failed build or a killed process leaves the
-//! previous memory whole. A file of another site or format is refused by name.
+//! previous memory whole. A file of another site or format is refused by name. Places
+//! found empty since the tour ([`Vacated`]) are kept beside the views, so that the
+//! memory is of what the robot last saw, not of the tour's day.
 
 use std::path::{Path, PathBuf};
 
 use asp_core::models::TextEmbedder;
-use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
 
-use super::{ClusterParams, Hierarchy, Summariser, View};
+use super::{ClusterParams, Hierarchy, Summariser, Vacated, View};
 use crate::{MemoryError, open_locked, release_owner};
 
 /// Format of the building memory's tables; a file of another format is refused.
@@ -18,6 +20,12 @@ const META: TableDefinition<&str, u64> = TableDefinition::new("building_meta");
 const SITE: TableDefinition<&str, &str> = TableDefinition::new("building_site");
 const VIEWS: TableDefinition<u64, &[u8]> = TableDefinition::new("building_views");
 const LEVELS: TableDefinition<u64, &[u8]> = TableDefinition::new("building_levels");
+/// Places found empty, oldest first (a table files of the first layout lack: created
+/// when opened, so that their format stays).
+const VACATED: TableDefinition<u64, &[u8]> = TableDefinition::new("building_vacated");
+
+/// The most places found empty kept; the oldest go first.
+pub const MAX_VACATED: usize = 256;
 
 /// A site's building memory, loaded.
 #[derive(Debug)]
@@ -26,6 +34,7 @@ pub struct BuildingMemory {
     path: PathBuf,
     site: String,
     hierarchy: Hierarchy,
+    vacated: Vec<Vacated>,
 }
 
 impl Drop for BuildingMemory {
@@ -44,9 +53,11 @@ impl BuildingMemory {
             path,
             site: site.to_owned(),
             hierarchy: Hierarchy::default(),
+            vacated: Vec::new(),
         };
         memory.initialise()?;
         memory.hierarchy = memory.load()?;
+        memory.vacated = memory.load_vacated()?;
         Ok(memory)
     }
 
@@ -60,6 +71,47 @@ impl BuildingMemory {
 
     pub fn hierarchy(&self) -> &Hierarchy {
         &self.hierarchy
+    }
+
+    /// The places found empty since the views were recorded, oldest first.
+    pub fn vacated(&self) -> &[Vacated] {
+        &self.vacated
+    }
+
+    /// Keeps `mark`: recall passes over what it says is gone from now on, in this
+    /// process and the next. The oldest marks beyond [`MAX_VACATED`] are forgotten.
+    pub fn mark_vacated(&mut self, mark: Vacated) -> Result<(), MemoryError> {
+        let tx = self.db.begin_write().map_err(|e| self.err(e))?;
+        {
+            let mut table = tx.open_table(VACATED).map_err(|e| self.err(e))?;
+            let next = table
+                .last()
+                .map_err(|e| self.err(e))?
+                .map_or(0, |(k, _)| k.value() + 1);
+            table
+                .insert(next, encode(&mark)?.as_slice())
+                .map_err(|e| self.err(e))?;
+            let kept = table.len().map_err(|e| self.err(e))? as usize;
+            for _ in MAX_VACATED..kept {
+                table.pop_first().map_err(|e| self.err(e))?;
+            }
+        }
+        tx.commit().map_err(|e| self.err(e))?;
+        self.vacated.push(mark);
+        let over = self.vacated.len().saturating_sub(MAX_VACATED);
+        self.vacated.drain(..over);
+        Ok(())
+    }
+
+    fn load_vacated(&self) -> Result<Vec<Vacated>, MemoryError> {
+        let tx = self.db.begin_read().map_err(|e| self.err(e))?;
+        let table = tx.open_table(VACATED).map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for entry in table.iter().map_err(|e| self.err(e))? {
+            let (_, bytes) = entry.map_err(|e| self.err(e))?;
+            out.push(decode(bytes.value())?);
+        }
+        Ok(out)
     }
 
     fn err(&self, e: impl std::fmt::Display) -> MemoryError {
@@ -96,6 +148,7 @@ impl BuildingMemory {
             }
             tx.open_table(VIEWS).map_err(|e| self.err(e))?;
             tx.open_table(LEVELS).map_err(|e| self.err(e))?;
+            tx.open_table(VACATED).map_err(|e| self.err(e))?;
         }
         tx.commit().map_err(|e| self.err(e))
     }
@@ -122,7 +175,8 @@ impl BuildingMemory {
     }
 
     /// Adds `views` and rebuilds the levels over all views; both commit together or
-    /// not at all. Returns the new hierarchy.
+    /// not at all. A place found empty that a new view sees an object like the request
+    /// at again is no longer passed over. Returns the new hierarchy.
     pub fn add_views(
         &mut self,
         views: Vec<View>,
@@ -139,8 +193,31 @@ impl BuildingMemory {
                 source,
             }
         })?;
+        let seen_again = |mark: &Vacated| {
+            built.views[first_new..].iter().any(|v| {
+                v.instances.iter().any(|i| {
+                    i.position
+                        .is_some_and(|at| mark.passes_over(&at, &i.embedding))
+                })
+            })
+        };
+        let kept: Vec<Vacated> = self
+            .vacated
+            .iter()
+            .filter(|m| !seen_again(m))
+            .cloned()
+            .collect();
         let tx = self.db.begin_write().map_err(|e| self.err(e))?;
         {
+            if kept.len() != self.vacated.len() {
+                let mut table = tx.open_table(VACATED).map_err(|e| self.err(e))?;
+                table.retain(|_, _| false).map_err(|e| self.err(e))?;
+                for (i, m) in kept.iter().enumerate() {
+                    table
+                        .insert(i as u64, encode(m)?.as_slice())
+                        .map_err(|e| self.err(e))?;
+                }
+            }
             let mut table = tx.open_table(VIEWS).map_err(|e| self.err(e))?;
             for (i, v) in built.views.iter().enumerate().skip(first_new) {
                 table
@@ -157,6 +234,7 @@ impl BuildingMemory {
         }
         tx.commit().map_err(|e| self.err(e))?;
         self.hierarchy = built;
+        self.vacated = kept;
         // the rewritten levels leave the old pages free: give them back to the file.
         // The memory is committed either way; a file left larger is no failure.
         if let Err(e) = self.db.compact() {
