@@ -15,6 +15,10 @@ pub const STATE_TOPIC: &str = "/asp/state";
 /// has been built and the e-stop is released.
 pub const READY_TOPIC: &str = "/asp/ready";
 
+/// A building's elevator (`asp_interfaces/action/RideElevator`): sim_node in a
+/// simulated building, the site's elevator integration on a robot.
+pub const ELEVATOR_RIDE_ACTION: &str = "/asp/elevator/ride";
+
 /// object_map_node's services.
 pub const RETRIEVE_SERVICE: &str = "/asp/object_map/retrieve";
 pub const RECALL_MEMORY_SERVICE: &str = "/asp/object_map/recall_memory";

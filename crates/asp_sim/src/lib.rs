@@ -14,6 +14,7 @@ pub mod render;
 pub mod scenario;
 pub mod scene;
 pub mod sim;
+pub mod storeys;
 pub mod world;
 mod yaml;
 

@@ -31,7 +31,8 @@ use crate::predicate::{Predicate, RobotView};
 use crate::render::{self, CameraView, DepthNoise, RenderItem};
 use crate::scenario::Scenario;
 use crate::scene::PlanningScene;
-use crate::world::{ObjectIdx, Prim, World, load_world};
+use crate::storeys::{BUILDING_FRAME, RideError, RideRefused, Site, Storeys, load_site};
+use crate::world::{ObjectIdx, Prim, World};
 
 /// Everything the simulator is tuned by (from [`SimConfig`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -148,6 +149,8 @@ pub struct SimState {
     pub planning_scene: PlanningScene,
     /// The world after each motion, once [`SimRobot::keep_history`] asked for it.
     pub history: Option<WorldHistory>,
+    /// The building's other storeys, when the world is one storey of a building.
+    pub storeys: Option<Storeys>,
     rng: ChaCha8Rng,
     /// Draws of the localisation error, apart from `rng` so that they change nothing
     /// else.
@@ -308,6 +311,7 @@ impl SimRobot {
             events: Vec::new(),
             planning_scene: PlanningScene::default(),
             history: None,
+            storeys: None,
             rng: effects::effect_rng(settings.seed),
             localization_rng: ChaCha8Rng::seed_from_u64(settings.seed ^ 0x10ca_112e),
             frames: 0,
@@ -332,13 +336,110 @@ impl SimRobot {
         config_dir: &Path,
         model: Arc<dyn RobotModel>,
     ) -> Result<Self, SimError> {
-        let world = load_world(config_dir.join(&cfg.world))?;
+        let file = config_dir.join(&cfg.world);
         let base = Pose2D::new(
             cfg.start_pose[0],
             cfg.start_pose[1],
             cfg.start_pose[2].to_radians(),
         );
-        Self::new(world, model, SimSettings::from_config(cfg), base)
+        match load_site(&file)? {
+            Site::World(world) => Self::new(world, model, SimSettings::from_config(cfg), base),
+            Site::Building { index, worlds } => {
+                let (storeys, world) = Storeys::new(index, worlds, cfg.start_storey, &file)?;
+                let robot = Self::new(world, model, SimSettings::from_config(cfg), base)?;
+                robot.lock().storeys = Some(storeys);
+                Ok(robot)
+            }
+        }
+    }
+
+    /// The storey the robot is on and its floor's height above the ground floor's
+    /// (`None` outside a building).
+    pub fn storey(&self) -> Option<(usize, Real)> {
+        self.lock()
+            .storeys
+            .as_ref()
+            .map(|s| (s.current, s.height_m()))
+    }
+
+    /// Rides the building's elevator to storey `to` (see [`crate::storeys`]): refused
+    /// unless the base stands at the elevator's spot, the storey exists and the gripper
+    /// holds nothing fixed in place. Takes `doors_s + travel_s_per_floor · |Δstorey|`
+    /// of simulated time; `cancel` stops it only while the doors close (the first
+    /// half of `doors_s`). The base comes out at the same spot of storey `to`, facing as
+    /// it did, with what the gripper carries; localisation starts afresh on the new
+    /// storey's map. `progress` is told each stage.
+    pub async fn ride_elevator(
+        &self,
+        to: usize,
+        cancel: &CancellationToken,
+        progress: &(dyn Fn(&str, usize) + Send + Sync),
+    ) -> Result<(usize, Real), RideError> {
+        self.lock().motion_commands += 1;
+        let _busy = self.base_busy.lock().await;
+        let (from, seconds) = {
+            let s = self.lock();
+            let storeys = s.storeys.as_ref().ok_or(RideError::NotInBuilding)?;
+            let base = s.robot.believed_base();
+            storeys.check_ride([base.x, base.y], to)?;
+            if matches!(
+                s.robot.grip,
+                Some(Grip::Mounted { .. } | Grip::Link { .. } | Grip::Fixed { .. })
+            ) {
+                return Err(RideRefused::HoldsFixed.into());
+            }
+            (
+                storeys.current,
+                storeys.index.elevator_time_s(storeys.current, to),
+            )
+        };
+        let period = f64::from(self.settings.control_period_s.max(1e-3));
+        let closing = f64::from(
+            seconds.min(
+                self.lock()
+                    .storeys
+                    .as_ref()
+                    .map_or(0.0, |s| s.index.elevator.doors_s / 2.0),
+            ),
+        );
+        progress("doors closing", from);
+        let (mut t, mut step) = (0.0, 0usize);
+        let mut travelling = false;
+        while t < f64::from(seconds) {
+            if t < closing && cancel.is_cancelled() {
+                self.lock().mark();
+                return Err(RideError::Cancelled { storey: from });
+            }
+            if !travelling && t >= closing {
+                travelling = true;
+                progress("travelling", from);
+            }
+            let dt = period.min(f64::from(seconds) - t);
+            self.lock().time += dt;
+            t += dt;
+            step += 1;
+            self.pace(dt, step).await;
+        }
+        let arrived = {
+            let mut s = self.lock();
+            let st = &mut *s;
+            let carried = st.held();
+            let storeys = st.storeys.as_mut().ok_or(RideError::NotInBuilding)?;
+            let moved = storeys.switch(&mut st.world, to, carried);
+            if let (Some(Grip::Object { object, .. }), Some(j)) = (st.robot.grip.as_mut(), moved) {
+                *object = j;
+            }
+            let [x, y] = storeys.elevator_xy();
+            let height = storeys.height_m();
+            let error = st.draw_localization_error(self.settings.localization_std);
+            let at = Pose2D::new(x - error.x, y - error.y, st.robot.base.theta);
+            st.robot.base = at;
+            st.robot.localization_error = error;
+            st.mark();
+            (to, height)
+        };
+        progress("arrived", to);
+        Ok(arrived)
     }
 
     /// A simulation set up as `scenario` starts.
@@ -485,6 +586,13 @@ impl SimRobot {
             ],
             fixed: Vec::new(),
         };
+        // in a building, the storey's map sits at its floor's height
+        if let Some(storeys) = &s.storeys {
+            let up = Isometry3::translation(0.0, 0.0, storeys.height_m());
+            frames
+                .moving
+                .push(Transform::new(BUILDING_FRAME, FrameId::map(), up));
+        }
         for j in self
             .model
             .joint_frames(&s.robot.q, f64::from(s.robot.opening))

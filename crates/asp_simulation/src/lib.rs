@@ -6,12 +6,13 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`node`] | sim_node: cameras, `/tf`, `/joint_states`, `/map`, MoveGroup, NavigateToPose, GripperCommand and the planning scene, served over the simulator as a robot stack serves them, plus the sim-only ground-truth images |
+//! | [`node`] | sim_node: cameras, `/tf`, `/joint_states`, `/map`, MoveGroup, NavigateToPose, GripperCommand, the planning scene and a building's elevator, served over the simulator as a robot stack serves them, plus the sim-only ground-truth images |
 //! | [`standin`] | the simulation's VLM: an OpenAI-compatible server over the rendered frames, answering with seeded per-image errors |
 //! | [`scene`] | the simulator as MoveIt's planning scene and as the occupancy-grid source |
 //! | [`graph`] | the product node graph with the sim node in front of it |
 //! | [`system`] | everything in one process over one simulation, without ROS |
 
+mod elevator;
 mod error;
 pub mod graph;
 pub mod node;

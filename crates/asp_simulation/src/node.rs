@@ -400,6 +400,19 @@ pub async fn start_sim_node(
         ActionServerOptions::default(),
         NavigationHandler::new(robot.clone(), map_frame),
     )?));
+    // a building's elevator
+    if sim.storey().is_some() {
+        keep.push(Box::new(
+            node.action_server::<asp_ros::msg::asp_interfaces::RideElevator, _>(
+                names::ELEVATOR_RIDE_ACTION,
+                ActionServerOptions::default(),
+                crate::elevator::ElevatorHandler {
+                    sim: sim.clone(),
+                    state: state.clone(),
+                },
+            )?,
+        ));
+    }
 
     // cameras: rendered on request, and periodically when asked to
     let mut cameras = Vec::new();

@@ -10,9 +10,14 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
 #[serde(default, deny_unknown_fields)]
 pub struct SimConfig {
-    /// World file, relative to the config folder. Default `worlds/tabletop.yaml`.
+    /// World file, relative to the config folder, or a building's index
+    /// (`building.yaml` from `asp world generate`: its storeys joined by an elevator).
+    /// Default `worlds/tabletop.yaml`.
     #[garde(skip)]
     pub world: PathBuf,
+    /// In a building, the storey the robot starts on (0: the ground floor). Default 0.
+    #[garde(range(max = 200))]
+    pub start_storey: usize,
     /// Seed of every random choice (noise, failed-grasp displacement). Default 0.
     #[garde(skip)]
     pub seed: u64,
@@ -124,6 +129,7 @@ impl Default for SimConfig {
     fn default() -> Self {
         Self {
             world: "worlds/tabletop.yaml".into(),
+            start_storey: 0,
             seed: 0,
             real_time_factor: 0.0,
             start_pose: [0.0, 0.4, 0.0],

@@ -329,6 +329,22 @@ crate::ros_message! {
     pub struct GoToFeedback in asp_interfaces / action as "GoTo_Feedback" {
         pub message: String,
     }
+
+    pub struct RideElevatorGoal in asp_interfaces / action as "RideElevator_Goal" {
+        pub storey: u32,
+    }
+
+    pub struct RideElevatorResult in asp_interfaces / action as "RideElevator_Result" {
+        pub success: bool,
+        pub error_msg: String,
+        pub storey: u32,
+        pub height_m: f32,
+    }
+
+    pub struct RideElevatorFeedback in asp_interfaces / action as "RideElevator_Feedback" {
+        pub state: String,
+        pub storey: u32,
+    }
 }
 
 crate::ros_service! {
@@ -439,6 +455,21 @@ crate::ros_action! {
     }
 }
 
+crate::ros_action! {
+    /// `asp_interfaces/action/RideElevator`: the building's elevator (the sim node in
+    /// simulation; a site's elevator integration on a robot).
+    pub struct RideElevator in asp_interfaces {
+        RideElevatorGoal, RideElevatorResult, RideElevatorFeedback
+    }
+    fn result_for(reason, message) {
+        let _ = reason;
+        RideElevatorResult {
+            error_msg: message.to_string(),
+            ..RideElevatorResult::default()
+        }
+    }
+}
+
 crate::msg::register!(
     SymbolicState,
     ExecuteGoalRequest,
@@ -481,6 +512,9 @@ crate::msg::register!(
     GoToGoal,
     GoToResult,
     GoToFeedback,
+    RideElevatorGoal,
+    RideElevatorResult,
+    RideElevatorFeedback,
 );
 
 const KINDS: [FailureKind; 13] = [
