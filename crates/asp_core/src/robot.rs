@@ -334,6 +334,13 @@ pub trait BaseNavigation: Send + Sync {
     async fn navigate_to(&self, goal: Pose2D, cancel: &CancellationToken) -> NavOutcome;
 
     async fn base_pose(&self) -> Result<Pose2D, RobotError>;
+
+    /// Where the map the base navigates in sits in `frame` (`frame → map`): in a
+    /// building, its frame above each storey's map. `None` when nothing relates them.
+    async fn map_in(&self, frame: &crate::FrameId) -> Option<crate::Isometry3> {
+        let _ = frame;
+        None
+    }
 }
 
 /// A source of posed RGB-D frames (a camera driver and TF).

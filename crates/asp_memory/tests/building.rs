@@ -528,6 +528,72 @@ fn a_place_found_empty_is_remembered_until_a_tour_sees_the_object_there_again() 
     assert_eq!(m.vacated()[0].request, "thing 3");
 }
 
+/// The memory says which frame its views are in and refuses views of another; a place
+/// moves with the transform from that frame to a storey's map, viewpoints included.
+#[test]
+fn the_memory_keeps_its_frame_and_places_move_to_a_storeys_map() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("building.redb");
+    let e = HashingTextEmbedder::new(DIM);
+    let (views, _) = tour(&e);
+    let (params, summariser) = (ClusterParams::default(), KeywordSummariser::default());
+    {
+        let mut m = BuildingMemory::open(&path, "house").unwrap();
+        assert_eq!(m.frame().unwrap(), None);
+        m.set_frame("building").unwrap();
+        m.add_views(views.clone(), &params, &summariser, &e)
+            .unwrap();
+        m.set_frame("building").unwrap();
+        let err = m.set_frame("map").unwrap_err();
+        assert!(
+            err.to_string().contains("\"building\"") && err.to_string().contains("\"map\""),
+            "{err}"
+        );
+    }
+    let m = BuildingMemory::open(&path, "house").unwrap();
+    assert_eq!(m.frame().unwrap().as_deref(), Some("building"));
+    // a memory of one storey made before frames were kept takes no building's views
+    let old = dir.path().join("old.redb");
+    let mut o = BuildingMemory::open(&old, "house").unwrap();
+    o.add_views(views, &params, &summariser, &e).unwrap();
+    assert!(o.set_frame("building").is_err());
+    o.set_frame("map").unwrap();
+
+    let text = e.embed_text("reading lamp").unwrap();
+    let place = recall_request(
+        m.hierarchy(),
+        "reading lamp",
+        &text,
+        None,
+        0.6,
+        PassOver::default(),
+        1,
+    )
+    .pop()
+    .unwrap();
+    // upstairs: the storey's map is 3.5 m up the building's frame, turned a quarter
+    let map_in_building = asp_core::Isometry3::new(
+        asp_core::Vector3::new(1.0, 0.0, 3.5),
+        asp_core::Vector3::new(0.0, 0.0, std::f32::consts::FRAC_PI_2),
+    );
+    let moved = place.clone().transformed(&map_in_building.inverse());
+    let back = |p: [f64; 3]| {
+        map_in_building * asp_core::Point3::new(p[0] as f32, p[1] as f32, p[2] as f32)
+    };
+    let b = back(moved.position);
+    for k in 0..3 {
+        assert!(
+            (f64::from(b[k]) - place.position[k]).abs() < 1e-4,
+            "{b:?} vs {place:?}"
+        );
+    }
+    assert!((moved.position[2] - (place.position[2] - 3.5)).abs() < 1e-4);
+    let (xy, yaw) = moved.viewpoints[0];
+    let vb = back([xy[0], xy[1], moved.position[2]]);
+    assert!((f64::from(vb.x) - place.viewpoints[0].0[0]).abs() < 1e-4);
+    assert!((yaw - (place.viewpoints[0].1 - std::f64::consts::FRAC_PI_2)).abs() < 1e-5);
+}
+
 /// The views under cluster `index` of `levels[level]`.
 fn views_under(h: &Hierarchy, level: usize, index: u32) -> Vec<u32> {
     let c = &h.levels[level][index as usize];

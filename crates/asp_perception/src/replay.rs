@@ -572,10 +572,15 @@ pub fn replay_mcap(
 ) -> Result<ReplayReport, PerceptionError> {
     let map_frame = builder.map().frame.clone();
     let mut keyframes = Vec::new();
-    let mut report = read_frames(path, config, &map_frame, &mut |frame| {
-        keyframes.push(builder.add_keyframe(&frame)?);
-        Ok(())
-    })?;
+    let mut report = read_frames(
+        path,
+        config,
+        std::slice::from_ref(&map_frame),
+        &mut |frame| {
+            keyframes.push(builder.add_keyframe(&frame)?);
+            Ok(())
+        },
+    )?;
     report.keyframes = keyframes;
     Ok(report)
 }
@@ -587,14 +592,15 @@ struct PendingIds {
 }
 
 /// Reads the keyframes of the MCAP file at `path`: colour and depth paired by stamp,
-/// the camera placed in `map_frame` by TF, a frame kept when the camera moved or turned
+/// the camera placed by TF in the first of `frames` its pose resolves in (a building's
+/// frame before the storey's map), a frame kept when the camera moved or turned
 /// enough since the last one, each handed to `on_frame` in recording order. A bag
 /// recorded in simulation ([`crate::record`]) gives each frame its ground truth back,
 /// for simulated models.
 pub fn read_frames(
     path: &Path,
     config: &ReplayConfig,
-    map_frame: &FrameId,
+    frames: &[FrameId],
     on_frame: &mut dyn FnMut(RgbdFrame) -> Result<(), PerceptionError>,
 ) -> Result<ReplayReport, PerceptionError> {
     let fail = |message: String| PerceptionError::Replay {
@@ -679,12 +685,22 @@ pub fn read_frames(
         report.pairs += 1;
         let rgb_msg: msg::Image<'_> =
             decode_cdr(&rgb.data).map_err(|e| fail(format!("{}: {e}", config.rgb_topic)))?;
-        let pose = match tf.lookup(
-            map_frame.as_str(),
-            &rgb_msg.header.frame_id,
-            rgb.stamp,
-            config.tf_tolerance_s,
-        ) {
+        // the first of `frames` the camera's pose resolves in
+        let mut found = Err(format!("no frame to look the camera up in (of {frames:?})"));
+        for f in frames {
+            found = tf
+                .lookup(
+                    f.as_str(),
+                    &rgb_msg.header.frame_id,
+                    rgb.stamp,
+                    config.tf_tolerance_s,
+                )
+                .map(|p| (f, p));
+            if found.is_ok() {
+                break;
+            }
+        }
+        let (root, pose) = match found {
             Ok(p) => p,
             Err(e) => {
                 report.no_pose += 1;
@@ -726,7 +742,7 @@ pub fn read_frames(
             depth: depth_img,
             intrinsics: k,
             camera_pose: Transform::new(
-                map_frame.clone(),
+                root.clone(),
                 FrameId::new(rgb_msg.header.frame_id.clone()),
                 pose.iso,
             ),

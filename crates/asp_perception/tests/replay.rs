@@ -368,7 +368,10 @@ fn a_recorded_tour_reads_back_frame_for_frame() {
     let report = replay::read_frames(
         &bag,
         &config.replay,
-        &asp_core::FrameId::new("map"),
+        &[
+            asp_core::FrameId::new("building"),
+            asp_core::FrameId::new("map"),
+        ],
         &mut |f| {
             read.push(f);
             Ok(())
@@ -386,8 +389,60 @@ fn a_recorded_tour_reads_back_frame_for_frame() {
         assert_eq!(a.intrinsics, b.intrinsics);
         assert!((a.stamp - b.stamp).abs() < 1e-6);
         assert_eq!(a.camera_pose.child, b.camera_pose.child);
+        // no building frame in this recording: the map's
+        assert_eq!(b.camera_pose.parent.as_str(), "map");
         let d = a.camera_pose.iso.inverse() * b.camera_pose.iso;
         assert!(d.translation.vector.norm() < 1e-4 && d.rotation.angle() < 1e-4);
         assert_eq!(a.ground_truth, b.ground_truth);
     }
+}
+
+/// A recording whose TF reaches a building's frame (a storey's map under `building`)
+/// places the views in it, the frames preferred in the order given: what a tour saw on
+/// different storeys stays apart.
+#[test]
+fn views_are_placed_in_the_first_frame_the_recording_reaches() {
+    use asp_perception::record::TourRecorder;
+    let dir = tempfile::tempdir().unwrap();
+    let bag = dir.path().join("tour.mcap");
+    let config = ObjectMapConfig::default();
+    let k = scene::intrinsics(160, 120);
+    let mut recorder = TourRecorder::create(&bag, &config.replay).unwrap();
+    let mut recorded = Vec::new();
+    for (i, view) in scene::tabletop_views().iter().enumerate() {
+        let mut frame = scene::render(&scene::tabletop(), view, k, 0.0, i as u64);
+        frame.stamp = 10.0 + i as f64 * 2.5;
+        // on the first storey, 3.5 m up
+        frame.camera_pose.parent = asp_core::FrameId::new("building");
+        frame.camera_pose.iso.translation.vector.z += 3.5;
+        recorder.record(&frame).unwrap();
+        recorded.push(frame);
+    }
+    recorder.finish().unwrap();
+    let frames = [
+        asp_core::FrameId::new("building"),
+        asp_core::FrameId::new("map"),
+    ];
+    let mut read = Vec::new();
+    replay::read_frames(&bag, &config.replay, &frames, &mut |f| {
+        read.push(f);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(read.len(), recorded.len());
+    for (a, b) in recorded.iter().zip(&read) {
+        assert_eq!(b.camera_pose.parent.as_str(), "building");
+        let d = a.camera_pose.iso.translation.vector - b.camera_pose.iso.translation.vector;
+        assert!(d.norm() < 1e-4, "{d:?}");
+    }
+    // asked for the map only, nothing resolves: said, not guessed
+    let report = replay::read_frames(
+        &bag,
+        &config.replay,
+        &[asp_core::FrameId::new("map")],
+        &mut |_| Ok(()),
+    )
+    .unwrap();
+    assert_eq!(report.frames, 0);
+    assert!(report.first_pose_error.is_some(), "{report:?}");
 }

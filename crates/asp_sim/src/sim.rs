@@ -1298,6 +1298,13 @@ impl BaseNavigation for SimRobot {
     async fn base_pose(&self) -> Result<Pose2D, RobotError> {
         Ok(self.lock().robot.believed_base())
     }
+
+    async fn map_in(&self, frame: &FrameId) -> Option<Isometry3> {
+        let s = self.lock();
+        let storeys = s.storeys.as_ref()?;
+        (frame.as_str() == BUILDING_FRAME)
+            .then(|| Isometry3::translation(0.0, 0.0, storeys.height_m()))
+    }
 }
 
 #[async_trait]

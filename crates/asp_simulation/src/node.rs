@@ -260,6 +260,10 @@ impl BaseNavigation for PublishingRobot {
     async fn base_pose(&self) -> Result<Pose2D, RobotError> {
         self.sim.base_pose().await
     }
+
+    async fn map_in(&self, frame: &FrameId) -> Option<Isometry3> {
+        self.sim.map_in(frame).await
+    }
 }
 
 /// One simulated camera's publishers.

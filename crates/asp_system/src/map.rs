@@ -58,6 +58,16 @@ fn recall_stops(place: &asp_memory::building::RememberedPlace, reach: f64) -> Ve
     stops
 }
 
+/// The building memory as the object map last read it.
+struct CachedMemory {
+    /// The file's modification time when read.
+    modified: std::time::SystemTime,
+    hierarchy: Arc<asp_memory::building::Hierarchy>,
+    vacated: Arc<[asp_memory::building::Vacated]>,
+    /// The frame its views are in (`None`: the storey's map).
+    frame: Option<String>,
+}
+
 /// What the map knows by key.
 struct MapState {
     builder: MapBuilder,
@@ -94,11 +104,7 @@ struct MapState {
     /// The building memory as last read (and the places it knows were found empty), with
     /// its file's modification time (read again when the file changes: `asp memory
     /// build` adds a tour, a recall marks a place empty).
-    building: Option<(
-        std::time::SystemTime,
-        Arc<asp_memory::building::Hierarchy>,
-        Arc<[asp_memory::building::Vacated]>,
-    )>,
+    building: Option<CachedMemory>,
     /// The room the request being served keeps to (`retrieve_in_room`): every retrieval
     /// of that request, its looks, search and recall, passes over objects elsewhere.
     room: Option<RoomFilter>,
@@ -1281,10 +1287,10 @@ impl MapService {
         let Ok(modified) = std::fs::metadata(&path).and_then(|md| md.modified()) else {
             return Ok(None);
         };
-        if let Some((at, h, _)) = &st.building
-            && *at == modified
+        if let Some(c) = &st.building
+            && c.modified == modified
         {
-            return Ok((!h.views.is_empty()).then(|| Arc::clone(h)));
+            return Ok((!c.hierarchy.views.is_empty()).then(|| Arc::clone(&c.hierarchy)));
         }
         let memory = match asp_memory::building::BuildingMemory::open(&path, &m.site) {
             Ok(memory) => memory,
@@ -1301,8 +1307,39 @@ impl MapService {
             }
         };
         let h = Arc::new(memory.hierarchy().clone());
-        st.building = Some((modified, Arc::clone(&h), memory.vacated().into()));
+        let frame = memory.frame().map_err(|e| {
+            ServiceError::new(
+                FailureKind::InvalidArgument,
+                format!("agent_node.building_memory: {e}"),
+            )
+        })?;
+        st.building = Some(CachedMemory {
+            modified,
+            hierarchy: Arc::clone(&h),
+            vacated: memory.vacated().into(),
+            frame,
+        });
         Ok((!h.views.is_empty()).then_some(h))
+    }
+
+    /// How to move the building memory's places into the map the base navigates in:
+    /// `Ok(None)` when its views are in that map already; `Err` saying why not when
+    /// nothing relates the memory's frame to it (TF lacks the building's frame).
+    async fn memory_to_map(&self, st: &MapState) -> Result<Option<asp_core::Isometry3>, String> {
+        let map = &self.cfg.config.common.frames.map;
+        match st.building.as_ref().and_then(|c| c.frame.clone()) {
+            Some(frame) if frame != *map => self
+                .base
+                .map_in(&FrameId::new(frame.clone()))
+                .await
+                .map(|map_in_frame| Some(map_in_frame.inverse()))
+                .ok_or_else(|| {
+                    format!(
+                        "the building memory's views are in frame {frame:?}, which TF does not relate to {map:?}"
+                    )
+                }),
+            _ => Ok(None),
+        }
     }
 
     /// The places the building memory (as [`Self::building_memory`] last read it) knows
@@ -1310,23 +1347,18 @@ impl MapService {
     fn vacated(st: &MapState) -> Arc<[asp_memory::building::Vacated]> {
         st.building
             .as_ref()
-            .map_or_else(|| Arc::from(Vec::new()), |(_, _, v)| Arc::clone(v))
+            .map_or_else(|| Arc::from(Vec::new()), |c| Arc::clone(&c.vacated))
     }
 
     /// Keeps in the building memory that `place` was found without what `query` asked
     /// for, so that later runs do not drive there for it again (the memory is of what
     /// the robot last saw). A memory that cannot be written is said and skipped: this
     /// run passes over the place all the same.
-    fn remember_vacated(
-        &self,
-        place: &asp_memory::building::RememberedPlace,
-        query: &str,
-        text: &[f32],
-    ) {
+    fn remember_vacated(&self, position: [f64; 3], query: &str, text: &[f32]) {
         let m = &self.cfg.config.agent_node.building_memory;
         let path = self.cfg.data_path(&m.database);
         let mark = asp_memory::building::Vacated {
-            position: place.position,
+            position,
             request: query.to_owned(),
             embedding: text.to_vec(),
             min_relevance: m.min_relevance,
@@ -1335,7 +1367,7 @@ impl MapService {
             .and_then(|mut memory| memory.mark_vacated(mark));
         match written {
             Ok(()) => {
-                info!(query, at = ?place.position, "the building memory now knows it is not there")
+                info!(query, at = ?position, "the building memory now knows it is not there")
             }
             Err(e) => warn!(
                 query,
@@ -1568,11 +1600,19 @@ impl MapService {
         };
         let looks = zone_kinds(&memory, &m.room_kinds, &st.room_kinds, &params);
         let base = self.base.base_pose().await.ok();
+        // places are told in the map the base navigates in (a building memory's frame
+        // moved there); unrelated frames leave them as remembered, without distances
+        let to_map = self.memory_to_map(&st).await;
         let places = fresh
             .into_iter()
             .take(max)
             .map(|p| {
                 let zone = zone_of(&memory, p.position).and_then(|z| looks[z as usize].as_ref());
+                let (p, base) = match &to_map {
+                    Ok(Some(t)) => (p.transformed(t), base),
+                    Ok(None) => (p, base),
+                    Err(_) => (p, None),
+                };
                 RecalledObject {
                     distance_m: base.map(|b| {
                         (p.position[0] - f64::from(b.x)).hypot(p.position[1] - f64::from(b.y))
@@ -1701,12 +1741,33 @@ impl MapService {
             );
             return Ok(None);
         }
+        let to_map = match self.memory_to_map(st).await {
+            Ok(t) => t,
+            Err(why) => {
+                warn!(query, "building memory not consulted: {why}");
+                return Ok(None);
+            }
+        };
         let (cancel, _estop) = self.motion_token()?;
         let n = self.mapping.arm_poses.len();
         let looks = self.looks_at_stop((n > 0).then_some(0), true);
-        for place in places {
+        for remembered in places {
             if cancel.is_cancelled() {
                 break;
+            }
+            let remembered_at = remembered.position;
+            let place = match &to_map {
+                Some(t) => remembered.transformed(t),
+                None => remembered,
+            };
+            if !on_this_storey(&place.position) {
+                info!(
+                    query,
+                    remembered = %place.description,
+                    at = ?place.position,
+                    "remembered on another storey: riding the elevator for it is not built yet; passed over"
+                );
+                continue;
             }
             info!(
                 query,
@@ -1756,8 +1817,9 @@ impl MapService {
             if st.stale.len() >= STALE_KEPT {
                 st.stale.remove(0);
             }
-            st.stale.push(place.position);
-            self.remember_vacated(&place, query, &text);
+            // in the memory's frame, as recall compares them
+            st.stale.push(remembered_at);
+            self.remember_vacated(remembered_at, query, &text);
         }
         Ok(None)
     }
@@ -1901,6 +1963,12 @@ impl MapService {
 
 /// `heading` turned by the whole quarter turns that bring it nearest `toward`: the same
 /// walls and table edges, faced from where the robot is now.
+/// Whether a remembered place (map frame) is on the storey of the map: from a metre
+/// below its floor to 3.5 m above it.
+fn on_this_storey(position: &[f64; 3]) -> bool {
+    (-1.0..=3.5).contains(&position[2])
+}
+
 fn nearest_quarter_turn(heading: Real, toward: Real) -> Real {
     let d = toward - heading;
     let d = d.sin().atan2(d.cos());

@@ -75,11 +75,16 @@ pub async fn build_memory_from_bag(
 ) -> Result<TourMemoryReport, TourMemoryError> {
     let mem_cfg = cfg.config.agent_node.building_memory.clone();
     let replay_cfg = cfg.config.object_map_node.replay.clone();
-    let map_frame = FrameId::new(cfg.config.common.frames.map.clone());
+    // a building's frame first: storeys stay apart in the memory (see
+    // `common.frames.building`); a recording without it is of one storey's map
+    let frames = [
+        FrameId::new(cfg.config.common.frames.building.clone()),
+        FrameId::new(cfg.config.common.frames.map.clone()),
+    ];
     let (tx, mut rx) = tokio::sync::mpsc::channel::<RgbdFrame>(2);
     let path = bag.to_path_buf();
     let reader = tokio::task::spawn_blocking(move || {
-        read_frames(&path, &replay_cfg, &map_frame, &mut |frame| {
+        read_frames(&path, &replay_cfg, &frames, &mut |frame| {
             // the receiver only goes when the build failed: stop reading
             tx.blocking_send(frame)
                 .map_err(|_| PerceptionError::Replay {
@@ -92,9 +97,15 @@ pub async fn build_memory_from_bag(
     let mut views = Vec::new();
     let (mut instances, mut placed) = (0, 0);
     let mut failure = None;
+    // the frames the views' poses are in: one, or the memory could not compare them
+    let mut roots: Vec<String> = Vec::new();
     while let Some(frame) = rx.recv().await {
         if let Some(tap) = &tap {
             tap(&frame);
+        }
+        let root = frame.camera_pose.parent.as_str();
+        if !roots.iter().any(|r| r == root) {
+            roots.push(root.to_owned());
         }
         let index = views.len();
         let observation = Observation {
@@ -162,12 +173,22 @@ pub async fn build_memory_from_bag(
                 .unwrap_or_else(|| format!("{} colour images", replay.rgb_images)),
         });
     }
+    if let [first, second, ..] = roots.as_slice() {
+        return Err(MemoryError::Corrupt(format!(
+            "{bag_name}: some views are placed in {first:?}, others in {second:?} (TF reached the building's frame only part of the time); record the tour with the building's frame throughout"
+        ))
+        .into());
+    }
+    let root = roots
+        .pop()
+        .unwrap_or_else(|| cfg.config.common.frames.map.clone());
     let database = cfg.data_path(&mem_cfg.database);
     let added = views.len();
     let (memory_views, levels) = tokio::task::spawn_blocking({
         let database = database.clone();
         move || -> Result<(usize, Vec<usize>), MemoryError> {
             let mut memory = BuildingMemory::open(&database, &mem_cfg.site)?;
+            memory.set_frame(&root)?;
             let h = memory.add_views(
                 views,
                 &ClusterParams::default(),

@@ -79,6 +79,13 @@ pub struct FramesConfig {
     /// The fixed world frame maps are built in. Default `map`.
     #[garde(length(min = 1))]
     pub map: String,
+    /// In a building of several storeys, the frame above every storey's map (z: height
+    /// above the ground floor), published as `building → map` by whatever localises the
+    /// robot on its storey (the simulator does). The building memory keeps what a tour
+    /// saw in it when the recording has it, so that storeys stay apart. Default
+    /// `building`.
+    #[garde(length(min = 1))]
+    pub building: String,
     /// The mobile base. Default `base_link`.
     #[garde(length(min = 1))]
     pub base: String,
@@ -95,6 +102,7 @@ impl Default for FramesConfig {
     fn default() -> Self {
         Self {
             map: "map".into(),
+            building: "building".into(),
             base: "base_link".into(),
             arm_base: "link_base".into(),
             tool: "link_tcp".into(),

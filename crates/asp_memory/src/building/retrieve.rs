@@ -251,7 +251,8 @@ pub struct RememberedPlace {
     /// Index into [`Hierarchy::views`] and into that view's instances.
     pub view: u32,
     pub instance: u32,
-    /// The object's description and position (map frame).
+    /// The object's description and position (the memory's frame: see
+    /// [`super::BuildingMemory::frame`]).
     pub description: String,
     pub position: [f64; 3],
     /// Cosine of the request and the description.
@@ -260,6 +261,31 @@ pub struct RememberedPlace {
     /// robot has been, facing it; the nearest first (a closer look segments better),
     /// those closer than [`TOO_CLOSE_M`] last.
     pub viewpoints: Vec<([f64; 2], f64)>,
+}
+
+impl RememberedPlace {
+    /// This place with its position and viewpoints moved by `to` (e.g. from a building's
+    /// frame to the storey's map the robot navigates in).
+    pub fn transformed(mut self, to: &asp_core::Isometry3) -> Self {
+        let p = |x: f64, y: f64, z: f64| {
+            let q = to
+                * asp_core::Point3::new(
+                    x as asp_core::Real,
+                    y as asp_core::Real,
+                    z as asp_core::Real,
+                );
+            [f64::from(q.x), f64::from(q.y), f64::from(q.z)]
+        };
+        let [x, y, z] = self.position;
+        self.position = p(x, y, z);
+        let (_, _, turn) = to.rotation.euler_angles();
+        for (xy, yaw) in &mut self.viewpoints {
+            let q = p(xy[0], xy[1], z);
+            *xy = [q[0], q[1]];
+            *yaw += f64::from(turn);
+        }
+        self
+    }
 }
 
 /// A viewpoint this close to the object sees only part of it (or stands in it).

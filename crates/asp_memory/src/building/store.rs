@@ -73,6 +73,46 @@ impl BuildingMemory {
         &self.hierarchy
     }
 
+    /// The frame the views' poses are in (`None`: the storey's map, as memories of one
+    /// storey are; a building's frame keeps storeys apart).
+    pub fn frame(&self) -> Result<Option<String>, MemoryError> {
+        let tx = self.db.begin_read().map_err(|e| self.err(e))?;
+        let site = tx.open_table(SITE).map_err(|e| self.err(e))?;
+        Ok(site
+            .get("frame")
+            .map_err(|e| self.err(e))?
+            .map(|v| v.value().to_owned()))
+    }
+
+    /// Says which frame the views are in: the first call keeps it (for memories of one
+    /// storey `map`, else a building's frame); views of another frame are refused,
+    /// naming both, since they could not be compared with those kept.
+    pub fn set_frame(&mut self, frame: &str) -> Result<(), MemoryError> {
+        let kept = self.frame()?;
+        match kept.as_deref() {
+            Some(k) if k == frame => Ok(()),
+            Some(k) => Err(MemoryError::Corrupt(format!(
+                "{}: its views are in frame {k:?}; these are in {frame:?} (record the tour with the same TF, or build another memory)",
+                self.path.display()
+            ))),
+            // a memory of views in `map` made before frames were kept is of `map`
+            None if frame != "map" && !self.hierarchy.views.is_empty() => {
+                Err(MemoryError::Corrupt(format!(
+                    "{}: its views are in the storey's map; these are in {frame:?} (build another memory)",
+                    self.path.display()
+                )))
+            }
+            None => {
+                let tx = self.db.begin_write().map_err(|e| self.err(e))?;
+                tx.open_table(SITE)
+                    .map_err(|e| self.err(e))?
+                    .insert("frame", frame)
+                    .map_err(|e| self.err(e))?;
+                tx.commit().map_err(|e| self.err(e))
+            }
+        }
+    }
+
     /// The places found empty since the views were recorded, oldest first.
     pub fn vacated(&self) -> &[Vacated] {
         &self.vacated

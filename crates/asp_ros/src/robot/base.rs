@@ -154,6 +154,10 @@ impl BaseNavigation for Nav2Base {
             .map(|t| Pose2D::from_isometry(&t.iso))
             .map_err(|e| ros_to_robot_error(e, "the base pose"))
     }
+
+    async fn map_in(&self, frame: &FrameId) -> Option<asp_core::Isometry3> {
+        self.tf.lookup(frame, &self.map_frame).ok().map(|t| t.iso)
+    }
 }
 
 /// Serves NavigateToPose goals from a [`BaseNavigation`], publishing the base pose as
