@@ -343,6 +343,14 @@ pub trait BaseNavigation: Send + Sync {
     }
 }
 
+/// A building's elevator (issue 16): a simulator's, or a site's elevator integration.
+#[async_trait]
+pub trait Elevator: Send + Sync {
+    /// Rides from the storey whose elevator the base stands at to `storey`: `Ok` with
+    /// the storey the base is on after, `Err` saying why not (the base where it was).
+    async fn ride(&self, storey: u32, cancel: &CancellationToken) -> Result<u32, String>;
+}
+
 /// A source of posed RGB-D frames (a camera driver and TF).
 #[async_trait]
 pub trait FrameSource: Send + Sync {

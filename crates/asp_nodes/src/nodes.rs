@@ -123,12 +123,18 @@ pub async fn object_map_node(
     )?;
     let models = asp_perception::factory::models(cfg)?;
     let estop = EStopBinding::from_config(&node, c, transport, Some(standard.lifecycle()))?;
-    let service = Arc::new(
-        MapService::new(cfg, models, Arc::new(frame_source), Arc::new(base))?
-            .with_arm(Arc::new(arm))
-            .with_estop(estop.listener())
-            .with_grounder(asp_system::models::concept_grounder(cfg)?),
-    );
+    let mut service = MapService::new(cfg, models, Arc::new(frame_source), Arc::new(base))?
+        .with_arm(Arc::new(arm))
+        .with_estop(estop.listener())
+        .with_grounder(asp_system::models::concept_grounder(cfg)?);
+    let elevator = &c.agent_node.building_memory.elevator;
+    if !elevator.storeys.is_empty() {
+        service = service.with_elevator(Arc::new(asp_ros::robot::RideElevatorClient::new(
+            &node,
+            &elevator.action,
+        )?));
+    }
+    let service = Arc::new(service);
     let server = serve_object_map(&node, service.clone(), &frames.map)?;
     let explored = publish_explorations(&node, &service, &frames.map)?;
     let build = c.object_map_node.mapping.build_on_start.then(|| {

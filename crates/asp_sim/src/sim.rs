@@ -1308,6 +1308,16 @@ impl BaseNavigation for SimRobot {
 }
 
 #[async_trait]
+impl asp_core::robot::Elevator for SimRobot {
+    async fn ride(&self, storey: u32, cancel: &CancellationToken) -> Result<u32, String> {
+        self.ride_elevator(storey as usize, cancel, &|_, _| {})
+            .await
+            .map(|(at, _)| at as u32)
+            .map_err(|e| e.to_string())
+    }
+}
+
+#[async_trait]
 impl FrameSource for SimRobot {
     async fn capture(&self, camera: &str) -> Result<RgbdFrame, RobotError> {
         let me = self.clone();

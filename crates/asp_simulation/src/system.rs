@@ -134,17 +134,19 @@ impl SimSystem {
         );
         let models = asp_perception::factory::models(cfg)?;
         let estop = EStop::new();
-        let map = Arc::new(
-            MapService::new(
-                cfg,
-                models.clone(),
-                Arc::new(sim.clone()),
-                Arc::new(sim.clone()),
-            )?
-            .with_arm(Arc::new(sim.clone()))
-            .with_estop(estop.listener())
-            .with_grounder(asp_system::models::concept_grounder(cfg)?),
-        );
+        let mut map = MapService::new(
+            cfg,
+            models.clone(),
+            Arc::new(sim.clone()),
+            Arc::new(sim.clone()),
+        )?
+        .with_arm(Arc::new(sim.clone()))
+        .with_estop(estop.listener())
+        .with_grounder(asp_system::models::concept_grounder(cfg)?);
+        if sim.storey().is_some() {
+            map = map.with_elevator(Arc::new(sim.clone()));
+        }
+        let map = Arc::new(map);
         let memory = if options.memory {
             Some(memory_link(cfg, &models)?)
         } else {

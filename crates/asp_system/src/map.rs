@@ -349,6 +349,8 @@ pub struct MapService {
     retriever: ObjectRetriever,
     frames: Arc<dyn FrameSource>,
     base: Arc<dyn BaseNavigation>,
+    /// The building's elevator, for recall across storeys.
+    elevator: Option<Arc<dyn asp_core::robot::Elevator>>,
     arm: Option<Arc<dyn ArmMotion>>,
     /// Stops the survey drives and the mapping poses like every other motion.
     estop: Option<asp_skills::EStopListener>,
@@ -473,6 +475,7 @@ impl MapService {
             frames,
             base,
             arm: None,
+            elevator: None,
             estop: None,
             base_frame: cfg.config.common.frames.base.as_str().into(),
             explorations: tokio::sync::watch::Sender::new(None),
@@ -510,6 +513,13 @@ impl MapService {
     /// replaces it.
     pub fn with_grounder(mut self, grounder: Option<Arc<ConceptGrounder>>) -> Self {
         self.grounder = grounder;
+        self
+    }
+
+    /// Rides `elevator` to what the building memory saw on another storey
+    /// (`agent_node.building_memory.elevator` says where it is on each storey).
+    pub fn with_elevator(mut self, elevator: Arc<dyn asp_core::robot::Elevator>) -> Self {
+        self.elevator = Some(elevator);
         self
     }
 
@@ -747,7 +757,22 @@ impl MapService {
                 let frame = self.capture("mapping.explore.camera", &x.camera).await?;
                 grid.integrate(&frame, base);
                 if let Some(r) = recorder.as_mut() {
-                    r.record(&frame).map_err(|e| {
+                    // in a building, placed in the building's frame: the memory built
+                    // from it keeps the storeys apart
+                    let building = FrameId::new(self.cfg.config.common.frames.building.clone());
+                    let recorded = match self.base.map_in(&building).await {
+                        Some(map_in_building) => {
+                            let mut f = frame.clone();
+                            f.camera_pose = asp_core::Transform::new(
+                                building,
+                                frame.camera_pose.child.clone(),
+                                map_in_building * frame.camera_pose.iso,
+                            );
+                            std::borrow::Cow::Owned(f)
+                        }
+                        None => std::borrow::Cow::Borrowed(&frame),
+                    };
+                    r.record(&recorded).map_err(|e| {
                         ServiceError::new(FailureKind::Internal, format!("recording the tour: {e}"))
                     })?;
                 }
@@ -1350,6 +1375,67 @@ impl MapService {
             .map_or_else(|| Arc::from(Vec::new()), |c| Arc::clone(&c.vacated))
     }
 
+    /// Takes the base to the storey at `height` in the building's frame by the elevator:
+    /// drives to this storey's elevator spot, rides, and starts the live map afresh
+    /// there (what it held is on the storey left). Returns how places of the memory
+    /// move into the new storey's map, or why the base did not go.
+    async fn ride_to_storey_of(
+        &self,
+        st: &mut MapState,
+        height: f64,
+        cancel: &CancellationToken,
+    ) -> Result<asp_core::Isometry3, String> {
+        let config = &self.cfg.config.agent_node.building_memory.elevator;
+        let elevator = self
+            .elevator
+            .as_ref()
+            .filter(|_| !config.storeys.is_empty())
+            .ok_or("no elevator is set up (agent_node.building_memory.elevator.storeys)")?;
+        let frame = FrameId::new(self.cfg.config.common.frames.building.clone());
+        let here = self.base.map_in(&frame).await.ok_or_else(|| {
+            format!("TF does not say which storey the base is on ({frame} → map)")
+        })?;
+        let heights: Vec<f64> = config
+            .storeys
+            .iter()
+            .map(|s| f64::from(s.height_m))
+            .collect();
+        let from = nearest_storey(&heights, f64::from(here.translation.vector.z));
+        let to = storey_of(&heights, height)
+            .ok_or_else(|| format!("no storey of the elevator's is at {height:.2} m"))?;
+        if from == to {
+            return Err(format!("storey {to} is the base's own"));
+        }
+        let [x, y] = config.storeys[from].spot;
+        let heading = self.base.base_pose().await.map_or(0.0, |p| p.theta);
+        info!(from, to, spot = ?[x, y], "going to the elevator for what the building memory saw upstairs or downstairs");
+        let nav = self
+            .base
+            .navigate_to(Pose2D::new(x, y, heading), cancel)
+            .await;
+        if nav.status != TerminalStatus::Succeeded {
+            return Err(format!(
+                "could not reach the elevator of storey {from} at ({x:.2}, {y:.2}): {}",
+                nav.error_msg
+            ));
+        }
+        let at = elevator.ride(to as u32, cancel).await?;
+        if at as usize != to {
+            return Err(format!("the elevator stopped at storey {at}, not {to}"));
+        }
+        // the live map was of the storey left behind
+        st.builder.reset();
+        st.seen_poses.clear();
+        st.seen_from = None;
+        st.placed_at = None;
+        info!(storey = to, "off the elevator; the live map starts afresh");
+        match self.memory_to_map(st).await {
+            Ok(Some(t)) => Ok(t),
+            Ok(None) => Err("the memory is of one storey's map".into()),
+            Err(why) => Err(why),
+        }
+    }
+
     /// Keeps in the building memory that `place` was found without what `query` asked
     /// for, so that later runs do not drive there for it again (the memory is of what
     /// the robot last saw). A memory that cannot be written is said and skipped: this
@@ -1751,23 +1837,32 @@ impl MapService {
         let (cancel, _estop) = self.motion_token()?;
         let n = self.mapping.arm_poses.len();
         let looks = self.looks_at_stop((n > 0).then_some(0), true);
+        let mut to_map = to_map;
         for remembered in places {
             if cancel.is_cancelled() {
                 break;
             }
             let remembered_at = remembered.position;
-            let place = match &to_map {
-                Some(t) => remembered.transformed(t),
-                None => remembered,
+            let mut place = match &to_map {
+                Some(t) => remembered.clone().transformed(t),
+                None => remembered.clone(),
             };
             if !on_this_storey(&place.position) {
-                info!(
-                    query,
-                    remembered = %place.description,
-                    at = ?place.position,
-                    "remembered on another storey: riding the elevator for it is not built yet; passed over"
-                );
-                continue;
+                match self.ride_to_storey_of(st, remembered_at[2], &cancel).await {
+                    Ok(t) => {
+                        place = remembered.transformed(&t);
+                        to_map = Some(t);
+                    }
+                    Err(why) => {
+                        info!(
+                            query,
+                            remembered = %place.description,
+                            at = ?remembered_at,
+                            "remembered on another storey and not gone to: {why}"
+                        );
+                        continue;
+                    }
+                }
             }
             info!(
                 query,
@@ -1963,6 +2058,21 @@ impl MapService {
 
 /// `heading` turned by the whole quarter turns that bring it nearest `toward`: the same
 /// walls and table edges, faced from where the robot is now.
+/// The index of the storey whose floor is nearest `z` (the building's frame).
+fn nearest_storey(heights: &[f64], z: f64) -> usize {
+    (0..heights.len())
+        .min_by(|&a, &b| (heights[a] - z).abs().total_cmp(&(heights[b] - z).abs()))
+        .unwrap_or(0)
+}
+
+/// The storey a remembered place at `z` (the building's frame) is on: the highest floor
+/// at most a metre above it, the place no more than 3.5 m above that floor.
+fn storey_of(heights: &[f64], z: f64) -> Option<usize> {
+    (0..heights.len())
+        .filter(|&k| heights[k] <= z + 1.0 && z - heights[k] <= 3.5)
+        .max_by(|&a, &b| heights[a].total_cmp(&heights[b]))
+}
+
 /// Whether a remembered place (map frame) is on the storey of the map: from a metre
 /// below its floor to 3.5 m above it.
 fn on_this_storey(position: &[f64; 3]) -> bool {

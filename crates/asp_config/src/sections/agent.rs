@@ -76,6 +76,53 @@ pub struct BuildingMemoryConfig {
     /// memory: the room is not checked, and the agent is told so). Default true.
     #[garde(skip)]
     pub rooms: bool,
+    /// The building's elevator, for recall of what the memory saw on another storey.
+    #[garde(dive)]
+    pub elevator: ElevatorConfig,
+}
+
+/// A building's elevator as the site sets it up: the action that rides it and where the
+/// base stands to ride it on each storey. No storeys: recall stays on the robot's storey.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(default, deny_unknown_fields)]
+pub struct ElevatorConfig {
+    /// `asp_interfaces/action/RideElevator` (sim_node in a simulated building; the
+    /// site's elevator integration on a robot). Default `/asp/elevator/ride`.
+    #[garde(length(min = 1))]
+    pub action: String,
+    /// One per storey, from the ground floor up. Default none.
+    #[garde(dive)]
+    pub storeys: Vec<ElevatorStorey>,
+}
+
+/// Where a storey is and where its elevator is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Validate)]
+#[serde(deny_unknown_fields)]
+pub struct ElevatorStorey {
+    /// The storey's floor above the ground floor's, metres (z of its map in the
+    /// building's frame).
+    #[garde(range(min = -100.0, max = 1000.0))]
+    pub height_m: f32,
+    /// Where the base stands to ride, x and y in the storey's map, metres.
+    #[garde(custom(finite2))]
+    pub spot: [f32; 2],
+}
+
+fn finite2(v: &[f32; 2], _: &()) -> garde::Result {
+    if v.iter().all(|x| x.is_finite()) {
+        Ok(())
+    } else {
+        Err(garde::Error::new(format!("{v:?} is not finite")))
+    }
+}
+
+impl Default for ElevatorConfig {
+    fn default() -> Self {
+        Self {
+            action: "/asp/elevator/ride".into(),
+            storeys: Vec::new(),
+        }
+    }
 }
 
 impl Default for BuildingMemoryConfig {
@@ -106,6 +153,7 @@ impl Default for BuildingMemoryConfig {
             .map(String::from)
             .to_vec(),
             rooms: true,
+            elevator: ElevatorConfig::default(),
         }
     }
 }

@@ -1,0 +1,169 @@
+//! A generated two-storey building: the exploration of the upper storey is recorded in
+//! the building's frame, the memory built from it keeps that frame, and a robot on the
+//! ground floor asked for an object it saw upstairs drives to the elevator, rides up,
+//! and finds the object where the tour saw it.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::sync::Arc;
+
+use asp_config::sections::agent::ElevatorStorey;
+use asp_core::models::MemoryVlm;
+use asp_memory::building::{BuildingMemory, PassOver, recall_request};
+use asp_sim::building::{Recipe, generate, write};
+use asp_simulation::{SimSystem, SystemOptions};
+use asp_system::ObjectMapPort;
+use asp_system::tour_memory::build_memory_from_bag;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_object_seen_upstairs_is_fetched_by_riding_the_elevator() {
+    let data = tempfile::tempdir().unwrap();
+    let (mut recipe, catalogue) =
+        Recipe::load(&common::config_dir().join("buildings/recipes/one_storey.yaml")).unwrap();
+    recipe.floors = 2;
+    recipe.rooms_per_side = 1;
+    let building = generate(&recipe, &catalogue);
+    let dir = data.path().join("building");
+    write(&building, &dir).unwrap();
+
+    let mut cfg = common::oracle_config(&data);
+    cfg.config.sim_node.world = dir.join("building.yaml");
+    cfg.config.agent_node.mobile = true;
+    cfg.config.agent_node.building_memory.elevator.storeys = building
+        .index
+        .storeys
+        .iter()
+        .map(|s| ElevatorStorey {
+            height_m: s.height_m,
+            spot: s.elevator_xy,
+        })
+        .collect();
+    let at_elevator = |storey: usize| {
+        let [x, y] = building.index.storeys[storey].elevator_xy;
+        [x, y, 0.0]
+    };
+    let m = &mut cfg.config.object_map_node.mapping;
+    m.build_on_start = false;
+    m.survey.clear();
+    m.arm_poses = vec!["look".into()];
+    m.cameras = vec!["head".into()];
+
+    // the tour of the upper storey, from its elevator
+    let mut touring = cfg.clone();
+    touring.config.sim_node.start_storey = 1;
+    touring.config.sim_node.start_pose = at_elevator(1);
+    let x = &mut touring.config.object_map_node.mapping.explore;
+    x.enabled = true;
+    x.record = "tours/upstairs.mcap".into();
+    let sim = asp_simulation::simulation(&touring, None).unwrap();
+    let system = SimSystem::start(&touring, sim, &SystemOptions::default(), None, None)
+        .await
+        .unwrap();
+    system.map.rebuild(None).await.unwrap();
+    let tour = system.map.exploration().await.unwrap();
+    let (bag, recorded) = tour.recording.clone().unwrap();
+    eprintln!("tour: {} stops, {recorded} views", tour.stops.len());
+    drop(system);
+
+    let standin = asp_simulation::standin::start_recording_standin(&cfg)
+        .await
+        .unwrap();
+    let vlm_cfg = asp_simulation::standin::pointed_at(&cfg, Some(&standin));
+    let vlm: Arc<dyn MemoryVlm> =
+        Arc::new(asp_llm::vlm::OpenAiVlm::from_config(&vlm_cfg.config.agent_node).unwrap());
+    let log = Arc::clone(standin.frames());
+    let models = asp_perception::factory::models(&cfg).unwrap();
+    build_memory_from_bag(
+        &cfg,
+        &bag,
+        vlm,
+        Arc::clone(&models.text_embedder),
+        Arc::clone(&models.image_embedder),
+        Some(Arc::new(move |f: &asp_core::RgbdFrame| log.record_frame(f))),
+        &mut |_| {},
+    )
+    .await
+    .unwrap();
+
+    // the memory is in the building's frame: the upper storey's views are 3.5 m up
+    let memory = BuildingMemory::open(
+        cfg.data_path(&cfg.config.agent_node.building_memory.database),
+        &cfg.config.agent_node.building_memory.site,
+    )
+    .unwrap();
+    assert_eq!(memory.frame().unwrap().as_deref(), Some("building"));
+    assert!(memory.hierarchy().views.iter().all(|v| v.position[2] > 3.5));
+    // an object of the upper storey the memory placed within half a metre of the truth,
+    // the only one of its kind there (which of two reading glasses is the yellow one is
+    // the live retrieval's question, not this test's)
+    let height = f64::from(building.index.storeys[1].height_m);
+    let upstairs: Vec<_> = building
+        .truth
+        .objects
+        .iter()
+        .filter(|o| o.storey == 1 && !o.on.is_empty())
+        .collect();
+    let (wanted, truth) = upstairs
+        .iter()
+        .filter(|o| upstairs.iter().filter(|p| p.category == o.category).count() == 1)
+        .find_map(|o| {
+            let text = models.text_embedder.embed_text(&o.description).unwrap();
+            let first = recall_request(
+                memory.hierarchy(),
+                &o.description,
+                &text,
+                None,
+                0.8,
+                PassOver::default(),
+                1,
+            )
+            .pop()?;
+            let [x, y, z] = o.position.map(f64::from);
+            let d = (first.position[0] - x).hypot(first.position[1] - y);
+            (d < 0.5 && (first.position[2] - (z + height)).abs() < 0.5)
+                .then(|| (o.description.clone(), [x, y]))
+        })
+        .expect("the tour placed no object of the upper storey where it is");
+    drop(memory);
+    eprintln!("fetching {wanted:?} at {truth:?} on storey 1");
+
+    // a robot on the ground floor, at its elevator, with that memory
+    let mut below = cfg.clone();
+    below.config.sim_node.start_storey = 0;
+    below.config.sim_node.start_pose = at_elevator(0);
+    let sim = asp_simulation::simulation(&below, None).unwrap();
+    let system = SimSystem::start(&below, sim, &SystemOptions::default(), None, None)
+        .await
+        .unwrap();
+    assert_eq!(system.sim.storey(), Some((0, 0.0)));
+    let found = system.map.retrieve(&wanted).await.unwrap();
+    assert!(!found.keys.is_empty(), "{found:?}");
+    assert_eq!(
+        system.sim.storey(),
+        Some((1, 3.5)),
+        "the base did not ride up"
+    );
+    // what was found is the wanted object: of the upper storey's objects, it is the
+    // nearest to what the map found
+    let object = system.map.object(&found.keys[0]).await.unwrap();
+    let c = object.object.point_cloud.centroid().unwrap();
+    let nearest = building
+        .truth
+        .objects
+        .iter()
+        .filter(|o| o.storey == 1 && !o.on.is_empty())
+        .min_by(|a, b| {
+            let d = |o: &asp_sim::building::ObjectTruth| {
+                (o.position[0] - c.x).hypot(o.position[1] - c.y)
+            };
+            d(a).total_cmp(&d(b))
+        })
+        .unwrap();
+    assert_eq!(
+        nearest.description, wanted,
+        "found {c:?}, nearest to {} at {:?}; {wanted} is at {truth:?}",
+        nearest.name, nearest.position
+    );
+    assert!((f64::from(c.x) - truth[0]).hypot(f64::from(c.y) - truth[1]) < 0.5);
+}
