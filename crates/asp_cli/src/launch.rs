@@ -40,7 +40,20 @@ pub fn launch(global: &GlobalArgs, target: LaunchTarget) -> ExitCode {
     let mut overrides = target.implied_overrides();
     overrides.extend(global.overrides.iter().cloned());
     let respawn = match asp_runtime::load_config(&dir, &overrides) {
-        Ok(cfg) => Respawn::from_config(&cfg.config.common.supervision),
+        Ok(cfg) => {
+            // a simulated building: the nodes ride its elevator for recall
+            if target == Target::Sim {
+                match asp_simulation::elevator::elevator_override(&cfg, &dir) {
+                    Ok(Some(o)) => overrides.push(o),
+                    Ok(None) => {}
+                    Err(e) => {
+                        eprintln!("configuration error:\nsim_node.world: {e}");
+                        return ExitCode::from(EXIT_CONFIG);
+                    }
+                }
+            }
+            Respawn::from_config(&cfg.config.common.supervision)
+        }
         Err(e) => {
             eprintln!("configuration error:\n{e}");
             return ExitCode::from(EXIT_CONFIG);

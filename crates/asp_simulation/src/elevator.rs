@@ -5,6 +5,10 @@
 
 use std::sync::Arc;
 
+use asp_config::LoadedConfig;
+use asp_config::sections::agent::ElevatorStorey;
+use asp_sim::building::BuildingIndex;
+
 use asp_ros::action::{GoalContext, GoalHandler, GoalOutcome};
 use asp_ros::msg::asp_interfaces::{
     RideElevator, RideElevatorFeedback, RideElevatorGoal, RideElevatorResult,
@@ -74,6 +78,72 @@ impl GoalHandler<RideElevator> for ElevatorHandler {
                 warn!(to, "elevator ride refused: {e}");
                 GoalOutcome::Aborted(result(false, e.to_string()))
             }
+        }
+    }
+}
+
+/// The elevator as a site sets it up for recall (`agent_node.building_memory.elevator
+/// .storeys`), read from a simulated building's index: each storey's height and where
+/// its elevator is.
+pub fn elevator_storeys(index: &BuildingIndex) -> Vec<ElevatorStorey> {
+    index
+        .storeys
+        .iter()
+        .map(|s| ElevatorStorey {
+            height_m: s.height_m,
+            spot: s.elevator_xy,
+        })
+        .collect()
+}
+
+/// `cfg` with the simulated building's elevator set up for recall, when `sim` is a
+/// building and the configuration names no storeys of its own (the nodes of this
+/// process; `asp launch sim` passes [`elevator_override`] to its node processes).
+pub fn with_site_elevator(cfg: &LoadedConfig, sim: &SimRobot) -> LoadedConfig {
+    let mut cfg = cfg.clone();
+    let elevator = &mut cfg.config.agent_node.building_memory.elevator;
+    if elevator.storeys.is_empty()
+        && let Some(index) = sim.with_state(|s| s.storeys.as_ref().map(|st| st.index.clone()))
+    {
+        elevator.storeys = elevator_storeys(&index);
+    }
+    cfg
+}
+
+/// The `--set` override that gives node processes the elevator of the building
+/// `sim_node.world` names (`None` for a single world, or when the configuration sets
+/// storeys of its own).
+pub fn elevator_override(
+    cfg: &LoadedConfig,
+    config_dir: &std::path::Path,
+) -> Result<Option<String>, asp_sim::SimError> {
+    if !cfg
+        .config
+        .agent_node
+        .building_memory
+        .elevator
+        .storeys
+        .is_empty()
+    {
+        return Ok(None);
+    }
+    let file = config_dir.join(&cfg.config.sim_node.world);
+    match asp_sim::storeys::load_site(&file)? {
+        asp_sim::storeys::Site::World(_) => Ok(None),
+        asp_sim::storeys::Site::Building { index, .. } => {
+            let storeys: Vec<String> = elevator_storeys(&index)
+                .iter()
+                .map(|s| {
+                    format!(
+                        "{{height_m: {}, spot: [{}, {}]}}",
+                        s.height_m, s.spot[0], s.spot[1]
+                    )
+                })
+                .collect();
+            Ok(Some(format!(
+                "agent_node.building_memory.elevator.storeys=[{}]",
+                storeys.join(", ")
+            )))
         }
     }
 }

@@ -30,7 +30,10 @@ pub async fn start_sim_graph(
     let node = transport.node("sim_node")?;
     let sim = start_sim_node(cfg, &node, sim).await?;
     let cfg = searching_on(
-        pointed_at(cfg, sim.vlm_standin.as_ref()),
+        pointed_at(
+            &crate::elevator::with_site_elevator(cfg, &sim.sim),
+            sim.vlm_standin.as_ref(),
+        ),
         sim.web_standin.as_ref(),
     );
     let product = start_graph(&cfg, transport, options).await?;

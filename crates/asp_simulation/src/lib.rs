@@ -12,7 +12,7 @@
 //! | [`graph`] | the product node graph with the sim node in front of it |
 //! | [`system`] | everything in one process over one simulation, without ROS |
 
-mod elevator;
+pub mod elevator;
 mod error;
 pub mod graph;
 pub mod node;

@@ -129,7 +129,10 @@ impl SimSystem {
         let vlm_standin = crate::standin::start_vlm_standin(cfg, &sim).await?;
         let web_standin = crate::standin::start_web_standin(cfg).await?;
         let cfg = &crate::standin::searching_on(
-            crate::standin::pointed_at(cfg, vlm_standin.as_ref()),
+            crate::standin::pointed_at(
+                &crate::elevator::with_site_elevator(cfg, &sim),
+                vlm_standin.as_ref(),
+            ),
             web_standin.as_ref(),
         );
         let models = asp_perception::factory::models(cfg)?;

@@ -48,6 +48,35 @@ async fn the_elevator_takes_the_base_and_what_it_carries_to_another_storey() {
     );
     let sim = asp_simulation::simulation(&cfg, None).unwrap();
     assert_eq!(sim.storey(), Some((0, 0.0)));
+    // the site's elevator for recall, from the building's index: in this process, and
+    // as the override `asp launch sim` gives its node processes
+    let storeys = asp_simulation::elevator::elevator_storeys(&building.index);
+    assert_eq!(storeys.len(), 2);
+    assert_eq!(storeys[1].height_m, 3.5);
+    let here = asp_simulation::elevator::with_site_elevator(&cfg, &sim);
+    assert_eq!(
+        here.config.agent_node.building_memory.elevator.storeys,
+        storeys
+    );
+    let o = asp_simulation::elevator::elevator_override(&cfg, &common::config_dir())
+        .unwrap()
+        .unwrap();
+    let parsed = asp_config::ConfigLoader::new()
+        .dir(common::config_dir())
+        .unwrap()
+        .set(&o)
+        .unwrap()
+        .load()
+        .unwrap();
+    assert_eq!(
+        parsed.config.agent_node.building_memory.elevator.storeys,
+        storeys
+    );
+    let single = common::config(&data, &[]);
+    assert_eq!(
+        asp_simulation::elevator::elevator_override(&single, &common::config_dir()).unwrap(),
+        None
+    );
     // the gripper holds a small object of the ground floor
     let carried = sim.with_state(|s| {
         let i = s

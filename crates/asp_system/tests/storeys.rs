@@ -8,7 +8,6 @@ mod common;
 
 use std::sync::Arc;
 
-use asp_config::sections::agent::ElevatorStorey;
 use asp_core::models::MemoryVlm;
 use asp_memory::building::{BuildingMemory, PassOver, recall_request};
 use asp_sim::building::{Recipe, generate, write};
@@ -30,15 +29,15 @@ async fn an_object_seen_upstairs_is_fetched_by_riding_the_elevator() {
     let mut cfg = common::oracle_config(&data);
     cfg.config.sim_node.world = dir.join("building.yaml");
     cfg.config.agent_node.mobile = true;
-    cfg.config.agent_node.building_memory.elevator.storeys = building
-        .index
-        .storeys
-        .iter()
-        .map(|s| ElevatorStorey {
-            height_m: s.height_m,
-            spot: s.elevator_xy,
-        })
-        .collect();
+    // the elevator's configuration comes from the simulated building's index
+    assert!(
+        cfg.config
+            .agent_node
+            .building_memory
+            .elevator
+            .storeys
+            .is_empty()
+    );
     let at_elevator = |storey: usize| {
         let [x, y] = building.index.storeys[storey].elevator_xy;
         [x, y, 0.0]
