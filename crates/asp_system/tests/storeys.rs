@@ -6,14 +6,11 @@
 
 mod common;
 
-use std::sync::Arc;
-
-use asp_core::models::MemoryVlm;
 use asp_memory::building::{BuildingMemory, PassOver, recall_request};
 use asp_sim::building::{Recipe, generate, write};
+use asp_simulation::tour::tour_into_memory;
 use asp_simulation::{SimSystem, SystemOptions};
 use asp_system::ObjectMapPort;
-use asp_system::tour_memory::build_memory_from_bag;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_object_seen_upstairs_is_fetched_by_riding_the_elevator() {
@@ -48,42 +45,15 @@ async fn an_object_seen_upstairs_is_fetched_by_riding_the_elevator() {
     m.arm_poses = vec!["look".into()];
     m.cameras = vec!["head".into()];
 
-    // the tour of the upper storey, from its elevator
+    // the tour of the upper storey, from its elevator, as `asp eval` tours
     let mut touring = cfg.clone();
     touring.config.sim_node.start_storey = 1;
     touring.config.sim_node.start_pose = at_elevator(1);
-    let x = &mut touring.config.object_map_node.mapping.explore;
-    x.enabled = true;
-    x.record = "tours/upstairs.mcap".into();
+    touring.config.object_map_node.mapping.explore.record = "tours/upstairs.mcap".into();
     let sim = asp_simulation::simulation(&touring, None).unwrap();
-    let system = SimSystem::start(&touring, sim, &SystemOptions::default(), None, None)
-        .await
-        .unwrap();
-    system.map.rebuild(None).await.unwrap();
-    let tour = system.map.exploration().await.unwrap();
-    let (bag, recorded) = tour.recording.clone().unwrap();
-    eprintln!("tour: {} stops, {recorded} views", tour.stops.len());
-    drop(system);
-
-    let standin = asp_simulation::standin::start_recording_standin(&cfg)
-        .await
-        .unwrap();
-    let vlm_cfg = asp_simulation::standin::pointed_at(&cfg, Some(&standin));
-    let vlm: Arc<dyn MemoryVlm> =
-        Arc::new(asp_llm::vlm::OpenAiVlm::from_config(&vlm_cfg.config.agent_node).unwrap());
-    let log = Arc::clone(standin.frames());
+    let tour = tour_into_memory(&touring, sim).await.unwrap();
+    eprintln!("tour: {} stops, {} views", tour.stops, tour.memory.views);
     let models = asp_perception::factory::models(&cfg).unwrap();
-    build_memory_from_bag(
-        &cfg,
-        &bag,
-        vlm,
-        Arc::clone(&models.text_embedder),
-        Arc::clone(&models.image_embedder),
-        Some(Arc::new(move |f: &asp_core::RgbdFrame| log.record_frame(f))),
-        &mut |_| {},
-    )
-    .await
-    .unwrap();
 
     // the memory is in the building's frame: the upper storey's views are 3.5 m up
     let memory = BuildingMemory::open(
