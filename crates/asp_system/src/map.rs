@@ -2056,8 +2056,6 @@ impl MapService {
     }
 }
 
-/// `heading` turned by the whole quarter turns that bring it nearest `toward`: the same
-/// walls and table edges, faced from where the robot is now.
 /// The index of the storey whose floor is nearest `z` (the building's frame).
 fn nearest_storey(heights: &[f64], z: f64) -> usize {
     (0..heights.len())
@@ -2079,6 +2077,8 @@ fn on_this_storey(position: &[f64; 3]) -> bool {
     (-1.0..=3.5).contains(&position[2])
 }
 
+/// `heading` turned by the whole quarter turns that bring it nearest `toward`: the same
+/// walls and table edges, faced from where the robot is now.
 fn nearest_quarter_turn(heading: Real, toward: Real) -> Real {
     let d = toward - heading;
     let d = d.sin().atan2(d.cos());
@@ -2538,6 +2538,23 @@ impl ObjectMapPort for MapService {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A remembered place's storey is the floor below it (an object on a shelf, a
+    /// camera at head height); the base's is the nearest floor to its map's height.
+    #[test]
+    fn storeys_are_told_by_height_in_the_buildings_frame() {
+        let heights = [0.0, 3.5, 7.0];
+        assert_eq!(storey_of(&heights, 0.75), Some(0));
+        assert_eq!(storey_of(&heights, 3.5 + 2.0), Some(1));
+        assert_eq!(storey_of(&heights, 7.0 + 0.05), Some(2));
+        // a little under a floor (a low table's depth noise) is still that floor
+        assert_eq!(storey_of(&heights, 3.3), Some(1));
+        assert_eq!(storey_of(&heights, 12.0), None);
+        assert_eq!(storey_of(&heights, -2.0), None);
+        assert_eq!(nearest_storey(&heights, 3.4), 1);
+        assert_eq!(nearest_storey(&heights, 0.0), 0);
+        assert!(on_this_storey(&[1.0, 2.0, 0.8]) && !on_this_storey(&[1.0, 2.0, 4.3]));
+    }
 
     fn p(x: Real, y: Real) -> Point3 {
         Point3::new(x, y, 0.5)
