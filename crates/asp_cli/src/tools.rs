@@ -416,7 +416,7 @@ pub fn memory_find(cfg: &LoadedConfig, query: &str, room: Option<&str>) -> ExitC
     let passed = memory
         .vacated()
         .iter()
-        .filter(|v| v.passes_over(&v.position, &vector))
+        .filter(|v| v.is_like(&vector))
         .count();
     if passed > 0 {
         println!(

@@ -377,7 +377,7 @@ impl SimRobot {
     ) -> Result<(usize, Real), RideError> {
         self.lock().motion_commands += 1;
         let _busy = self.base_busy.lock().await;
-        let (from, seconds) = {
+        let (from, seconds, closing) = {
             let s = self.lock();
             let storeys = s.storeys.as_ref().ok_or(RideError::NotInBuilding)?;
             let base = s.robot.believed_base();
@@ -388,20 +388,11 @@ impl SimRobot {
             ) {
                 return Err(RideRefused::HoldsFixed.into());
             }
-            (
-                storeys.current,
-                storeys.index.elevator_time_s(storeys.current, to),
-            )
+            let seconds = storeys.index.elevator_time_s(storeys.current, to);
+            let closing = seconds.min(storeys.index.elevator.doors_s / 2.0);
+            (storeys.current, seconds, f64::from(closing))
         };
         let period = f64::from(self.settings.control_period_s.max(1e-3));
-        let closing = f64::from(
-            seconds.min(
-                self.lock()
-                    .storeys
-                    .as_ref()
-                    .map_or(0.0, |s| s.index.elevator.doors_s / 2.0),
-            ),
-        );
         progress("doors closing", from);
         let (mut t, mut step) = (0.0, 0usize);
         let mut travelling = false;
@@ -588,10 +579,11 @@ impl SimRobot {
         };
         // in a building, the storey's map sits at its floor's height
         if let Some(storeys) = &s.storeys {
-            let up = Isometry3::translation(0.0, 0.0, storeys.height_m());
-            frames
-                .moving
-                .push(Transform::new(BUILDING_FRAME, FrameId::map(), up));
+            frames.moving.push(Transform::new(
+                BUILDING_FRAME,
+                FrameId::map(),
+                storeys.map_in_building(),
+            ));
         }
         for j in self
             .model
@@ -1302,8 +1294,7 @@ impl BaseNavigation for SimRobot {
     async fn map_in(&self, frame: &FrameId) -> Option<Isometry3> {
         let s = self.lock();
         let storeys = s.storeys.as_ref()?;
-        (frame.as_str() == BUILDING_FRAME)
-            .then(|| Isometry3::translation(0.0, 0.0, storeys.height_m()))
+        (frame.as_str() == BUILDING_FRAME).then(|| storeys.map_in_building())
     }
 }
 

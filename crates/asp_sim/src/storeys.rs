@@ -151,6 +151,11 @@ impl Storeys {
         self.index.storeys[self.current].height_m
     }
 
+    /// The current storey's map in the building's frame (`building → map`).
+    pub fn map_in_building(&self) -> asp_core::Isometry3 {
+        asp_core::Isometry3::translation(0.0, 0.0, self.height_m())
+    }
+
     /// Where the base stands to ride the elevator on the current storey.
     pub fn elevator_xy(&self) -> [f32; 2] {
         self.index.storeys[self.current].elevator_xy

@@ -1661,9 +1661,8 @@ impl MapService {
             },
             max + st.stale.len(),
         );
-        // as recall_request's own exclusion (one place: within half a metre)
-        let near =
-            |a: &[f64; 3], b: &[f64; 3]| (a[0] - b[0]).hypot(a[1] - b[1]).hypot(a[2] - b[2]) < 0.5;
+        // as recall_request's own exclusion
+        let near = asp_memory::building::same_place;
         let (stale, fresh): (Vec<_>, Vec<_>) = places
             .into_iter()
             .partition(|p| st.stale.iter().any(|s| near(s, &p.position)));
@@ -1671,7 +1670,7 @@ impl MapService {
         // memory keeps them), each once
         let mut empty: Vec<[f64; 3]> = Self::vacated(&st)
             .iter()
-            .filter(|v| asp_core::map::cosine_similarity(&v.embedding, &text) >= v.min_relevance)
+            .filter(|v| v.is_like(&text))
             .map(|v| v.position)
             .collect();
         for p in &stale {

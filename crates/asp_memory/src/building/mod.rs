@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 pub use cluster::{ClusterParams, cluster};
 pub use retrieve::{
     EmbeddingJudge, InstanceJudge, PassOver, Query, RememberedPlace, RetrievalParams, Retrieved,
-    flat_retrieve, recall_in_room, recall_places, recall_request, retrieve,
+    flat_retrieve, recall_in_room, recall_places, recall_request, retrieve, same_place,
 };
 pub use rooms::{
     RoomNames, RoomParams, RoomScope, ZoneKind, room_scope, room_scores, zone_kinds, zone_of,
@@ -63,8 +63,13 @@ impl Vacated {
     /// `embedding` is what this mark says is gone: within half a metre (as recall
     /// takes two remembered objects for one) and like the request.
     pub fn passes_over(&self, position: &[f64; 3], embedding: &[f32]) -> bool {
-        retrieve::near(&self.position, position)
-            && asp_core::map::cosine_similarity(&self.embedding, embedding) >= self.min_relevance
+        same_place(&self.position, position) && self.is_like(embedding)
+    }
+
+    /// Whether `embedding` (a request's, or a remembered object's description) is like
+    /// the request this mark was made for.
+    pub fn is_like(&self, embedding: &[f32]) -> bool {
+        asp_core::map::cosine_similarity(&self.embedding, embedding) >= self.min_relevance
     }
 }
 

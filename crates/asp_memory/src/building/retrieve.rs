@@ -292,7 +292,7 @@ impl RememberedPlace {
 pub const TOO_CLOSE_M: f64 = 0.7;
 
 /// Two remembered objects this close are one (seen from two views).
-pub(super) const SAME_PLACE_M: f64 = 0.5;
+const SAME_PLACE_M: f64 = 0.5;
 
 /// Remembered places recall passes over.
 #[derive(Debug, Clone, Copy, Default)]
@@ -337,10 +337,11 @@ pub fn recall_request(
 
 /// Whether `at` is within [`SAME_PLACE_M`] of one of `places`.
 fn near_any(places: &[[f64; 3]], at: &[f64; 3]) -> bool {
-    places.iter().any(|p| near(p, at))
+    places.iter().any(|p| same_place(p, at))
 }
 
-pub(super) fn near(a: &[f64; 3], b: &[f64; 3]) -> bool {
+/// Whether two remembered positions are one place (within [`SAME_PLACE_M`]).
+pub fn same_place(a: &[f64; 3], b: &[f64; 3]) -> bool {
     ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt() < SAME_PLACE_M
 }
 
@@ -401,7 +402,10 @@ fn recall_where(
                 continue;
             }
             let viewpoint = ([v.position[0], v.position[1]], v.yaw);
-            match places.iter_mut().find(|p| near(&p.position, &position)) {
+            match places
+                .iter_mut()
+                .find(|p| same_place(&p.position, &position))
+            {
                 // the same object from another view: another viewpoint, and the better
                 // match's description
                 Some(p) => {
