@@ -159,6 +159,29 @@ fn ball_offsets(radius: Real, voxel: Real) -> Vec<[i32; 3]> {
     out
 }
 
+/// What a [`MapBuilder`] built, taken out of it ([`MapBuilder::take`]).
+pub struct BuiltMap {
+    map: ObjectMap,
+    geometry: HashMap<ObjectId, Geometry>,
+    keyframes: u32,
+}
+
+impl BuiltMap {
+    pub fn map(&self) -> &ObjectMap {
+        &self.map
+    }
+}
+
+impl std::fmt::Debug for BuiltMap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BuiltMap")
+            .field("frame", &self.map.frame)
+            .field("objects", &self.map.len())
+            .field("keyframes", &self.keyframes)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Builds an [`ObjectMap`] from posed RGB-D keyframes, incrementally.
 pub struct MapBuilder {
     config: ObjectMapConfig,
@@ -222,6 +245,27 @@ impl MapBuilder {
     /// Keyframes integrated so far.
     pub fn keyframes(&self) -> u32 {
         self.keyframes
+    }
+
+    /// Takes what was built so far out of the builder, which starts afresh as after
+    /// [`Self::reset`]; [`Self::restore`] puts it back (a tour of another storey builds
+    /// in between, in that storey's map).
+    pub fn take(&mut self) -> BuiltMap {
+        let fresh = ObjectMap::new(self.map.frame.clone());
+        let built = BuiltMap {
+            map: std::mem::replace(&mut self.map, fresh),
+            geometry: std::mem::take(&mut self.geometry),
+            keyframes: self.keyframes,
+        };
+        self.keyframes = 0;
+        built
+    }
+
+    /// Puts back what [`Self::take`] took, replacing what was built since.
+    pub fn restore(&mut self, built: BuiltMap) {
+        self.map = built.map;
+        self.geometry = built.geometry;
+        self.keyframes = built.keyframes;
     }
 
     /// Forgets every object (a rebuild); ids restart.

@@ -35,7 +35,7 @@ pub mod simulated;
 pub mod spatial;
 mod voxel;
 
-pub use builder::{Detection, KeyframeDetections, KeyframeReport, MapBuilder};
+pub use builder::{BuiltMap, Detection, KeyframeDetections, KeyframeReport, MapBuilder};
 pub use error::PerceptionError;
 pub use factory::PerceptionModels;
 pub use hashing::HashingTextEmbedder;

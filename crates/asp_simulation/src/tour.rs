@@ -29,6 +29,8 @@ pub struct TourMemory {
     pub stops: usize,
     pub travelled_m: f32,
     pub ended: ExplorationEnd,
+    /// The storeys toured in order, with `mapping.explore.every_storey` in a building.
+    pub storeys: Vec<usize>,
     /// Floor seen free, square metres.
     pub free_area_m2: f32,
     /// Seconds the tour took (wall clock, the simulation runs as fast as it can) and the
@@ -113,6 +115,7 @@ pub async fn tour_into_memory(
         stops: report.stops.len(),
         travelled_m: report.travelled_m,
         ended: report.ended,
+        storeys: report.storeys.clone(),
         free_area_m2: report.free_area_m2,
         tour_s,
         build_s: started.elapsed().as_secs_f64(),

@@ -147,6 +147,29 @@ pub struct ExplorationReport {
     /// The MCAP file the tour's views were recorded to, with how many
     /// (`mapping.explore.record`).
     pub recording: Option<(std::path::PathBuf, usize)>,
+    /// With `mapping.explore.every_storey`, the storeys toured in order (the start's
+    /// first); the stops are each in its storey's map, the path and the floor summed
+    /// over them, the grid the start's. Empty otherwise.
+    pub storeys: Vec<usize>,
+}
+
+impl ExplorationReport {
+    /// Adds the tour of another storey.
+    fn add_storey(&mut self, storey: usize, part: ExplorationReport) {
+        self.storeys.push(storey);
+        self.stops.extend(part.stops);
+        self.travelled_m += part.travelled_m;
+        self.free_area_m2 += part.free_area_m2;
+        // a stop outranks a budget, a budget outranks the end of the frontiers
+        let rank = |e: ExplorationEnd| match e {
+            ExplorationEnd::Explored => 0,
+            ExplorationEnd::MaxStops | ExplorationEnd::MaxTravel => 1,
+            ExplorationEnd::Stopped => 2,
+        };
+        if rank(part.ended) > rank(self.ended) {
+            self.ended = part.ended;
+        }
+    }
 }
 
 /// Why an exploration ended.
@@ -652,20 +675,45 @@ impl MapService {
     /// A build that explores (`mapping.explore`): looks round at each stop (the explore
     /// camera's depth into the floor grid, the mapping cameras into the object map, the
     /// build's arm pose throughout), then drives to the nearest reachable frontier, until
-    /// none is left or the budget is spent; then back to the start.
+    /// none is left or the budget is spent; with `every_storey`, then every other storey
+    /// of the building the same way; then back to the start.
     async fn explore(
         &self,
         st: &mut MapState,
         cancel: &CancellationToken,
     ) -> Result<(), ServiceError> {
         let start = self.base.base_pose().await.map_err(base_pose_error)?;
-        let toured = self.tour(st, cancel, start).await;
+        let storeys = if self.mapping.explore.every_storey {
+            self.storeys_to_tour().await?
+        } else {
+            None
+        };
+        let mut recorder = self.tour_recorder()?;
+        let mut toured = self.tour(st, cancel, start, recorder.as_mut()).await;
+        let mut stranded = None;
+        if let (Ok(report), Some((here, count))) = (toured.as_mut(), storeys) {
+            report.storeys.push(here);
+            // the other storeys build in their own maps; this one's is kept for after
+            let this_storey = st.builder.take();
+            let others = self
+                .tour_other_storeys(st, cancel, here, count, report, recorder.as_mut())
+                .await;
+            st.builder.restore(this_storey);
+            if let Err(e) = others {
+                st.builder.reset();
+                stranded = Some(e);
+            }
+        }
+        let home = stranded.is_none();
+        if let Some(e) = stranded {
+            toured = Err(e);
+        }
         st.seen_poses.clear();
         st.seen_from = None;
         st.placed_at = Some(start);
         // back to the start whether the tour ended or failed (a camera gave no frame):
         // the robot is not left somewhere in the building
-        if !cancel.is_cancelled() {
+        if home && !cancel.is_cancelled() {
             let nav = self.base.navigate_to(start, cancel).await;
             if nav.status != TerminalStatus::Succeeded {
                 warn!(
@@ -674,17 +722,162 @@ impl MapService {
                 );
             }
         }
-        let report = toured?;
+        let recording = match recorder {
+            Some(r) => {
+                let path = r.path().to_path_buf();
+                let views = r.finish().map_err(|e| {
+                    ServiceError::new(FailureKind::Internal, format!("recording the tour: {e}"))
+                })?;
+                info!(file = %path.display(), views, "tour recorded");
+                Some((path, views))
+            }
+            None => None,
+        };
+        let mut report = toured?;
+        report.recording = recording;
         info!(
             stops = report.stops.len(),
             travelled_m = report.travelled_m,
             free_m2 = report.free_area_m2,
             objects = st.builder.map().len(),
+            storeys = ?report.storeys,
             ended = ?report.ended,
             "exploration done"
         );
         self.explorations.send_replace(Some(Arc::new(report)));
         st.built = true;
+        Ok(())
+    }
+
+    /// The recorder of `mapping.explore.record` (`None` when it names no file).
+    fn tour_recorder(&self) -> Result<Option<asp_perception::record::TourRecorder>, ServiceError> {
+        let record = &self.mapping.explore.record;
+        if record.as_os_str().is_empty() {
+            return Ok(None);
+        }
+        asp_perception::record::TourRecorder::create(
+            &self.cfg.data_path(record),
+            &self.cfg.config.object_map_node.replay,
+        )
+        .map(Some)
+        .map_err(|e| {
+            ServiceError::new(
+                FailureKind::InvalidArgument,
+                format!("mapping.explore.record: {e}"),
+            )
+        })
+    }
+
+    /// For `mapping.explore.every_storey`: the storey the base is on and how many the
+    /// elevator serves; `None` when it serves one.
+    async fn storeys_to_tour(&self) -> Result<Option<(usize, usize)>, ServiceError> {
+        let invalid = |why: String| {
+            ServiceError::new(
+                FailureKind::InvalidArgument,
+                format!("mapping.explore.every_storey: {why}"),
+            )
+        };
+        let config = &self.cfg.config.agent_node.building_memory.elevator;
+        if self.elevator.is_none() || config.storeys.is_empty() {
+            return Err(invalid(
+                "no elevator is set up (agent_node.building_memory.elevator.storeys)".into(),
+            ));
+        }
+        if config.storeys.len() == 1 {
+            return Ok(None);
+        }
+        let here = self.storey_here().await.map_err(invalid)?;
+        Ok(Some((here, config.storeys.len())))
+    }
+
+    /// The elevator's storey the base is on (the nearest to its map's height in the
+    /// building's frame).
+    async fn storey_here(&self) -> Result<usize, String> {
+        let frame = FrameId::new(self.cfg.config.common.frames.building.clone());
+        let here = self.base.map_in(&frame).await.ok_or_else(|| {
+            format!("TF does not say which storey the base is on ({frame} → map)")
+        })?;
+        Ok(nearest_storey(
+            &self.storey_heights(),
+            f64::from(here.translation.vector.z),
+        ))
+    }
+
+    /// The floor heights of the elevator's storeys, metres in the building's frame.
+    fn storey_heights(&self) -> Vec<f64> {
+        self.cfg
+            .config
+            .agent_node
+            .building_memory
+            .elevator
+            .storeys
+            .iter()
+            .map(|s| f64::from(s.height_m))
+            .collect()
+    }
+
+    /// Tours each storey but `home` (of `count`) in turn, each from where the elevator
+    /// leaves the base, adding to `report` and `recorder`; then rides back to `home`.
+    /// A storey the base cannot get to or whose tour fails is left out (warned); an
+    /// error only when the base is not back on `home` (stopped, or the elevator failed).
+    async fn tour_other_storeys(
+        &self,
+        st: &mut MapState,
+        cancel: &CancellationToken,
+        home: usize,
+        count: usize,
+        report: &mut ExplorationReport,
+        mut recorder: Option<&mut asp_perception::record::TourRecorder>,
+    ) -> Result<(), ServiceError> {
+        let mut at = home;
+        for to in (0..count).filter(|&k| k != home) {
+            if cancel.is_cancelled() {
+                break;
+            }
+            if let Err(why) = self.ride_elevator(st, at, to, cancel).await {
+                warn!(from = at, to, "the tour leaves out storey {to}: {why}");
+                // a ride that was refused left the base where it was; one that ended
+                // elsewhere is caught by the ride home
+                at = self.storey_here().await.unwrap_or(at);
+                continue;
+            }
+            at = to;
+            let spot = self.base.base_pose().await.map_err(base_pose_error)?;
+            match self.tour(st, cancel, spot, recorder.as_deref_mut()).await {
+                Ok(part) => {
+                    info!(
+                        storey = to,
+                        stops = part.stops.len(),
+                        travelled_m = part.travelled_m,
+                        free_m2 = part.free_area_m2,
+                        "explored another storey"
+                    );
+                    report.add_storey(to, part);
+                }
+                Err(e) => warn!(storey = to, "the tour of storey {to} failed: {e}"),
+            }
+        }
+        if cancel.is_cancelled() {
+            report.ended = ExplorationEnd::Stopped;
+        }
+        if at != home {
+            if cancel.is_cancelled() {
+                return Err(ServiceError::new(
+                    FailureKind::Cancelled,
+                    format!("the tour was stopped on storey {at}; it started on storey {home}"),
+                ));
+            }
+            self.ride_elevator(st, at, home, cancel)
+                .await
+                .map_err(|why| {
+                    ServiceError::new(
+                        FailureKind::Navigation,
+                        format!(
+                            "the tour could not come back to storey {home} (the base is on storey {at}): {why}"
+                        ),
+                    )
+                })?;
+        }
         Ok(())
     }
 
@@ -694,6 +887,7 @@ impl MapService {
         st: &mut MapState,
         cancel: &CancellationToken,
         start: Pose2D,
+        mut recorder: Option<&mut asp_perception::record::TourRecorder>,
     ) -> Result<ExplorationReport, ServiceError> {
         use asp_nav::explore::{ExplorationMap, headings_at};
         let x = &self.mapping.explore;
@@ -709,23 +903,6 @@ impl MapService {
         st.seen_from = None;
         self.take_pose(look.map(|l| self.mapping.arm_poses[l].as_str()), cancel)
             .await;
-        let mut recorder = if x.record.as_os_str().is_empty() {
-            None
-        } else {
-            let path = self.cfg.data_path(&x.record);
-            Some(
-                asp_perception::record::TourRecorder::create(
-                    &path,
-                    &self.cfg.config.object_map_node.replay,
-                )
-                .map_err(|e| {
-                    ServiceError::new(
-                        FailureKind::InvalidArgument,
-                        format!("mapping.explore.record: {e}"),
-                    )
-                })?,
-            )
-        };
         let mut stops: Vec<Pose2D> = Vec::new();
         let mut failed: Vec<Pose2D> = Vec::new();
         let mut travelled = 0.0;
@@ -830,24 +1007,14 @@ impl MapService {
             here = now;
             look_round = true;
         };
-        let recording = match recorder {
-            Some(r) => {
-                let path = r.path().to_path_buf();
-                let views = r.finish().map_err(|e| {
-                    ServiceError::new(FailureKind::Internal, format!("recording the tour: {e}"))
-                })?;
-                info!(file = %path.display(), views, "tour recorded");
-                Some((path, views))
-            }
-            None => None,
-        };
         Ok(ExplorationReport {
-            recording,
+            recording: None,
             travelled_m: travelled,
             free_area_m2: grid.free_area(),
             ended,
             grid: grid.grid().clone(),
             stops,
+            storeys: Vec::new(),
         })
     }
 
@@ -1385,30 +1552,59 @@ impl MapService {
         height: f64,
         cancel: &CancellationToken,
     ) -> Result<asp_core::Isometry3, String> {
+        if self
+            .cfg
+            .config
+            .agent_node
+            .building_memory
+            .elevator
+            .storeys
+            .is_empty()
+        {
+            return Err(
+                "no elevator is set up (agent_node.building_memory.elevator.storeys)".into(),
+            );
+        }
+        let from = self.storey_here().await?;
+        let to = storey_of(&self.storey_heights(), height)
+            .ok_or_else(|| format!("no storey of the elevator's is at {height:.2} m"))?;
+        if from == to {
+            return Err(format!("storey {to} is the base's own"));
+        }
+        info!(
+            from,
+            to, "going to the elevator for what the building memory saw upstairs or downstairs"
+        );
+        self.ride_elevator(st, from, to, cancel).await?;
+        match self.memory_to_map(st).await {
+            Ok(Some(t)) => Ok(t),
+            Ok(None) => Err("the memory is of one storey's map".into()),
+            Err(why) => Err(why),
+        }
+    }
+
+    /// Drives to storey `from`'s elevator spot and rides to `to`; the live map starts
+    /// afresh there (what it held is on the storey left).
+    async fn ride_elevator(
+        &self,
+        st: &mut MapState,
+        from: usize,
+        to: usize,
+        cancel: &CancellationToken,
+    ) -> Result<(), String> {
         let config = &self.cfg.config.agent_node.building_memory.elevator;
         let elevator = self
             .elevator
             .as_ref()
             .filter(|_| !config.storeys.is_empty())
             .ok_or("no elevator is set up (agent_node.building_memory.elevator.storeys)")?;
-        let frame = FrameId::new(self.cfg.config.common.frames.building.clone());
-        let here = self.base.map_in(&frame).await.ok_or_else(|| {
-            format!("TF does not say which storey the base is on ({frame} → map)")
-        })?;
-        let heights: Vec<f64> = config
+        let [x, y] = config
             .storeys
-            .iter()
-            .map(|s| f64::from(s.height_m))
-            .collect();
-        let from = nearest_storey(&heights, f64::from(here.translation.vector.z));
-        let to = storey_of(&heights, height)
-            .ok_or_else(|| format!("no storey of the elevator's is at {height:.2} m"))?;
-        if from == to {
-            return Err(format!("storey {to} is the base's own"));
-        }
-        let [x, y] = config.storeys[from].spot;
+            .get(from)
+            .ok_or_else(|| format!("the elevator has no storey {from}"))?
+            .spot;
         let heading = self.base.base_pose().await.map_or(0.0, |p| p.theta);
-        info!(from, to, spot = ?[x, y], "going to the elevator for what the building memory saw upstairs or downstairs");
+        info!(from, to, spot = ?[x, y], "going to the elevator");
         let nav = self
             .base
             .navigate_to(Pose2D::new(x, y, heading), cancel)
@@ -1429,11 +1625,7 @@ impl MapService {
         st.seen_from = None;
         st.placed_at = None;
         info!(storey = to, "off the elevator; the live map starts afresh");
-        match self.memory_to_map(st).await {
-            Ok(Some(t)) => Ok(t),
-            Ok(None) => Err("the memory is of one storey's map".into()),
-            Err(why) => Err(why),
-        }
+        Ok(())
     }
 
     /// Keeps in the building memory that `place` was found without what `query` asked

@@ -1,7 +1,8 @@
-//! A generated two-storey building: the exploration of the upper storey is recorded in
-//! the building's frame, the memory built from it keeps that frame, and a robot on the
-//! ground floor asked for an object it saw upstairs drives to the elevator, rides up,
-//! and finds the object where the tour saw it.
+//! A generated two-storey building: one tour from the ground floor explores both
+//! storeys (riding the elevator up and back), recorded in the building's frame; the
+//! memory built from it keeps the storeys apart, and a robot on the ground floor asked
+//! for an object the tour saw upstairs drives to the elevator, rides up, and finds the
+//! object where the tour saw it.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -14,6 +15,11 @@ use asp_system::ObjectMapPort;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_object_seen_upstairs_is_fetched_by_riding_the_elevator() {
+    // RUST_LOG=info shows the tour and the fetch
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
     let data = tempfile::tempdir().unwrap();
     let (mut recipe, catalogue) =
         Recipe::load(&common::config_dir().join("buildings/recipes/one_storey.yaml")).unwrap();
@@ -45,37 +51,66 @@ async fn an_object_seen_upstairs_is_fetched_by_riding_the_elevator() {
     m.arm_poses = vec!["look".into()];
     m.cameras = vec!["head".into()];
 
-    // the tour of the upper storey, from its elevator, as `asp eval` tours
+    // one tour of both storeys from the ground floor, as `asp eval` tours
     let mut touring = cfg.clone();
-    touring.config.sim_node.start_storey = 1;
-    touring.config.sim_node.start_pose = at_elevator(1);
-    touring.config.object_map_node.mapping.explore.record = "tours/upstairs.mcap".into();
+    touring.config.sim_node.start_storey = 0;
+    touring.config.sim_node.start_pose = at_elevator(0);
+    let x = &mut touring.config.object_map_node.mapping.explore;
+    x.record = "tours/building.mcap".into();
+    x.every_storey = true;
     let sim = asp_simulation::simulation(&touring, None).unwrap();
-    let tour = tour_into_memory(&touring, sim).await.unwrap();
-    eprintln!("tour: {} stops, {} views", tour.stops, tour.memory.views);
+    let tour = tour_into_memory(&touring, sim.clone()).await.unwrap();
+    eprintln!(
+        "tour: {} stops over storeys {:?}, {} views",
+        tour.stops, tour.storeys, tour.memory.views
+    );
+    assert_eq!(tour.storeys, [0, 1]);
+    // back where it started, on the ground floor
+    assert_eq!(sim.storey(), Some((0, 0.0)));
+    let [x0, y0, _] = at_elevator(0);
+    let p = asp_core::robot::BaseNavigation::base_pose(&sim)
+        .await
+        .unwrap();
+    assert!((p.x - x0).hypot(p.y - y0) < 0.3, "the tour ended at {p:?}");
     let models = asp_perception::factory::models(&cfg).unwrap();
 
-    // the memory is in the building's frame: the upper storey's views are 3.5 m up
+    // the memory is in the building's frame: views on the ground floor and 3.5 m up,
+    // none between
     let memory = BuildingMemory::open(
         cfg.data_path(&cfg.config.agent_node.building_memory.database),
         &cfg.config.agent_node.building_memory.site,
     )
     .unwrap();
     assert_eq!(memory.frame().unwrap().as_deref(), Some("building"));
-    assert!(memory.hierarchy().views.iter().all(|v| v.position[2] > 3.5));
+    let views = &memory.hierarchy().views;
+    let upstairs_views = views.iter().filter(|v| v.position[2] > 3.5).count();
+    let downstairs_views = views.iter().filter(|v| v.position[2] < 2.0).count();
+    assert_eq!(upstairs_views + downstairs_views, views.len());
+    assert!(
+        upstairs_views >= 36 && downstairs_views >= 36,
+        "{downstairs_views} views downstairs, {upstairs_views} upstairs"
+    );
     // an object of the upper storey the memory placed within half a metre of the truth,
-    // the only one of its kind there (which of two reading glasses is the yellow one is
-    // the live retrieval's question, not this test's)
+    // the only one of its kind in the building (which of two reading glasses is the
+    // yellow one is the live retrieval's question, not this test's), on furniture the
+    // mapping cameras see over (at most 0.75 m high, as in the building suite)
     let height = f64::from(building.index.storeys[1].height_m);
-    let upstairs: Vec<_> = building
+    let on_furniture: Vec<_> = building
         .truth
         .objects
         .iter()
-        .filter(|o| o.storey == 1 && !o.on.is_empty())
+        .filter(|o| !o.on.is_empty())
         .collect();
-    let (wanted, truth) = upstairs
+    let (wanted, truth) = on_furniture
         .iter()
-        .filter(|o| upstairs.iter().filter(|p| p.category == o.category).count() == 1)
+        .filter(|o| o.storey == 1 && o.position[2] < 0.9)
+        .filter(|o| {
+            on_furniture
+                .iter()
+                .filter(|p| p.category == o.category)
+                .count()
+                == 1
+        })
         .find_map(|o| {
             let text = models.text_embedder.embed_text(&o.description).unwrap();
             let first = recall_request(

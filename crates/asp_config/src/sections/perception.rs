@@ -670,10 +670,18 @@ pub struct ExploreConfig {
     /// `asp memory build --bag`. Empty (default): no recording.
     #[garde(skip)]
     pub record: std::path::PathBuf,
-    /// Stops at most, the start included. Default 24 (the apartment takes about 12).
+    /// In a building, tour every storey of `agent_node.building_memory.elevator`: this
+    /// one first, from where the robot stands, then each other storey in turn from its
+    /// elevator spot (the base rides there), then back to this storey and to the start.
+    /// The live map afterwards is this storey's; the recording holds every storey's
+    /// views in the building's frame. Default off (this storey only).
+    #[garde(skip)]
+    pub every_storey: bool,
+    /// Stops at most per storey, the start included. Default 24 (the apartment takes
+    /// about 12).
     #[garde(range(min = 1, max = 1000))]
     pub max_stops: usize,
-    /// Path length at most, metres (the drive back not counted). Default 150.
+    /// Path length at most per storey, metres (the drive back not counted). Default 150.
     #[garde(range(min = 0.0, max = 10000.0))]
     pub max_travel_m: f32,
     /// Grid cell, metres. Default 0.1.
@@ -730,6 +738,7 @@ impl Default for ExploreConfig {
             camera: "head".into(),
             headings: 6,
             record: std::path::PathBuf::new(),
+            every_storey: false,
             max_stops: 24,
             max_travel_m: 150.0,
             resolution: 0.1,
