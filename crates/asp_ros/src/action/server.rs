@@ -569,7 +569,7 @@ async fn run<A: RosAction, H: GoalHandler<A>>(
     });
     shared.keep_orphaned(&options.orphaned_goals, &options.orphaned_results);
     shared.publish_status();
-    let exec_lock = Arc::new(tokio::sync::Mutex::new(()));
+    let mut turns = Turns::default();
     let mut tasks = JoinSet::new();
     let mut estop = options.estop.clone();
     let mut client_lost = options.client_lost.clone();
@@ -587,7 +587,7 @@ async fn run<A: RosAction, H: GoalHandler<A>>(
                 } else {
                     inactive(&lifecycle)
                 };
-                on_goal(&shared, &handler, &options, refusal, incoming, seq, &exec_lock,
+                on_goal(&shared, &handler, &options, refusal, incoming, seq, &mut turns,
                         &mut tasks);
             }
             Some(incoming) = cancels.recv() => on_cancel(&shared, incoming),
@@ -725,6 +725,42 @@ async fn estop_changed(estop: &mut Option<watch::Receiver<bool>>) -> bool {
     }
 }
 
+/// The order goals execute in: the order they were accepted. Each goal's turn comes
+/// when the goal accepted before it has ended (dropped its [`Turn`]). Taken when the
+/// goal is accepted, not when its task first runs: spawned tasks start in any order.
+#[derive(Debug, Default)]
+struct Turns {
+    last: Option<tokio::sync::oneshot::Receiver<()>>,
+}
+
+impl Turns {
+    fn next(&mut self) -> Turn {
+        let (done, next) = tokio::sync::oneshot::channel();
+        Turn {
+            after: self.last.replace(next),
+            _done: done,
+        }
+    }
+}
+
+/// A goal's place in [`Turns`]: dropping it lets the next goal run.
+#[derive(Debug)]
+struct Turn {
+    /// Resolves (with an error) when the goal before has ended.
+    after: Option<tokio::sync::oneshot::Receiver<()>>,
+    _done: tokio::sync::oneshot::Sender<()>,
+}
+
+impl Turn {
+    /// Waits until the goals before have ended; cancel-safe.
+    async fn wait(&mut self) {
+        if let Some(before) = self.after.as_mut() {
+            let _ = before.await;
+        }
+        self.after = None;
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn on_goal<A: RosAction, H: GoalHandler<A>>(
     shared: &Arc<Shared<A>>,
@@ -733,7 +769,7 @@ fn on_goal<A: RosAction, H: GoalHandler<A>>(
     refusal: Option<String>,
     incoming: Incoming<GoalRequest<A::Goal>, GoalResponse>,
     seq: u64,
-    exec_lock: &Arc<tokio::sync::Mutex<()>>,
+    turns: &mut Turns,
     tasks: &mut JoinSet<()>,
 ) {
     let Incoming { request, reply } = incoming;
@@ -796,35 +832,29 @@ fn on_goal<A: RosAction, H: GoalHandler<A>>(
         feedback: shared.feedback.clone(),
     };
     let span = info_span!("goal", id = %goal_id);
-    tasks.spawn(
-        run_goal(
-            shared.clone(),
-            handler.clone(),
-            exec_lock.clone(),
-            goal,
-            ctx,
-        )
-        .instrument(span),
-    );
+    tasks
+        .spawn(run_goal(shared.clone(), handler.clone(), turns.next(), goal, ctx).instrument(span));
 }
 
 async fn run_goal<A: RosAction, H: GoalHandler<A>>(
     shared: Arc<Shared<A>>,
     handler: Arc<H>,
-    exec_lock: Arc<tokio::sync::Mutex<()>>,
+    mut turn: Turn,
     goal: A::Goal,
     ctx: GoalContext<A>,
 ) {
     let id = ctx.id;
     // one goal executes at a time: a preempting goal waits here until the previous
-    // handler has returned, a queued one until those before it have (the lock is
-    // fair: first come, first served); a goal cancelled while it waits ends at once
+    // handler has returned, a queued one until those accepted before it have; a goal
+    // cancelled while it waits ends at once
     let cancel = ctx.cancel.clone();
-    let _turn = tokio::select! {
-        turn = exec_lock.lock_owned() => Some(turn),
-        () = cancel.cancelled() => None,
-    };
+    tokio::select! {
+        () = turn.wait() => {}
+        () = cancel.cancelled() => {}
+    }
     if ctx.is_cancelled() {
+        // the goal after this one still waits for those before this one
+        tokio::spawn(async move { turn.wait().await });
         let reason = ctx.stop_reason().unwrap_or(EndReason::Shutdown);
         let state = if reason == EndReason::Canceled {
             GoalState::Canceled
