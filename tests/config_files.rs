@@ -3,8 +3,8 @@
 #![allow(clippy::unwrap_used)]
 
 use asp_config::ConfigLoader;
+use asp_sim::parse_world;
 use asp_sim::scenario::Scenario;
-use asp_sim::{load_world, parse_world};
 use asp_system_tests::{files_under, project_root};
 
 #[test]
@@ -29,7 +29,13 @@ fn every_file_under_config_loads() {
                 .and_then(ConfigLoader::load)
                 .unwrap_or_else(|e| panic!("{e}"));
         } else if kind == "worlds" && rel.extension().is_some_and(|e| e == "yaml") {
-            load_world(f).unwrap_or_else(|e| panic!("{e}"));
+            // a world, or a building's index with its storeys' worlds beside it
+            match asp_sim::storeys::load_site(f).unwrap_or_else(|e| panic!("{e}")) {
+                asp_sim::storeys::Site::World(_) => {}
+                asp_sim::storeys::Site::Building { index, .. } => {
+                    assert!(index.storeys.len() > 1, "{}", rel.display());
+                }
+            }
         } else if kind == "worlds" && rel.extension().is_some_and(|e| e == "obj") {
             // meshes load through the world loader, relative to a world file in worlds/
             let mesh = rel.strip_prefix("worlds").unwrap().display().to_string();

@@ -374,8 +374,8 @@ pub struct TourResult {
 }
 
 /// Tours `scenario`'s world as written (before its setup) from `tour.start` with the
-/// suite's and the tour's parameters, in `dir`; the tour and the memory file its
-/// episodes use.
+/// suite's, the world's and the tour's parameters, in `dir`; the tour and the memory
+/// file its episodes use.
 async fn tour_world(
     suite: &Suite,
     tour: &TourSpec,
@@ -393,14 +393,18 @@ async fn tour_world(
     let mut extra = suite.tour_overrides.clone();
     extra.extend(settings.overrides.iter().cloned());
     extra.push(format!("common.paths.data_dir={}", dir.display()));
-    let cfg = episode_config(&suite.config(&settings.config_dir, &extra)?, seed);
+    // the world's parameters too (a building's tour rides to every storey)
+    let cfg = episode_config(
+        &suite.world_config(&settings.config_dir, &scenario.spec.world, &extra)?,
+        seed,
+    );
     let world_file = asp_sim::scenario::config_root_of(&scenario.file).join(&scenario.spec.world);
-    let world = asp_sim::load_world(&world_file).map_err(|e| fail(e.to_string()))?;
+    let site = asp_sim::storeys::load_site(&world_file).map_err(|e| fail(e.to_string()))?;
     let mut spec = scenario.spec.clone();
     spec.setup = Default::default();
     spec.robot = tour.start.clone();
     let before =
-        Scenario::from_parts(&scenario.file, spec, world).map_err(|e| fail(e.to_string()))?;
+        Scenario::from_site(&scenario.file, spec, site).map_err(|e| fail(e.to_string()))?;
     let sim = asp_simulation::scenario_simulation(&cfg, &before, Some(seed))
         .map_err(|e| fail(e.to_string()))?;
     let t = asp_simulation::tour::tour_into_memory(&cfg, sim)

@@ -38,7 +38,7 @@ pub struct SuiteSpec {
     /// Overrides for every scenario, in file order: `node.key: value`.
     #[serde(default)]
     pub parameters: Mapping,
-    /// Overrides for the scenarios of one world, after `parameters` (a suite over two
+    /// Overrides for the scenarios of one world and its tours, after `parameters` (a suite over two
     /// worlds: the apartment's survey poses are not the tabletop's): world file as the
     /// scenarios name it → `node.key: value`.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]

@@ -112,6 +112,24 @@ fn every_suite_file_loads_with_its_scenarios_and_parameters() {
         "{:?}",
         building.tour_overrides
     );
+    // its goals across storeys load a building, and their world's tours ride to both
+    let building_world = "worlds/two_storeys/building.yaml";
+    let across: Vec<_> = building
+        .scenarios
+        .iter()
+        .filter(|s| s.spec.world == building_world)
+        .collect();
+    assert!(across.len() >= 3);
+    assert!(
+        across
+            .iter()
+            .all(|s| s.building.as_ref().is_some_and(|b| b.worlds.len() == 2))
+    );
+    assert!(across.iter().any(|s| s.spec.robot.storey == 1));
+    let cfg = building
+        .world_config(&config_dir(), building_world, &[])
+        .unwrap();
+    assert!(cfg.config.object_map_node.mapping.explore.every_storey);
     let mobile = Suite::load(resolve("mobile", &config_dir()).unwrap()).unwrap();
     let cfg = mobile
         .config(&config_dir(), &["agent_node.mobile=false".into()])

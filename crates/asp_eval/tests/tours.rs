@@ -89,6 +89,7 @@ async fn a_toured_suite_starts_its_episodes_with_the_memory_of_the_tour() {
             base: [1.0, 3.6],
             heading_deg: 0.0,
             arm: "home".into(),
+            storey: 0,
         },
         parameters: mapping(&[
             ("object_map_node.mapping.cameras", "[head]"),

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::SimError;
 use crate::predicate::{Predicate, RobotView};
+use crate::storeys::{Site, load_site};
 use crate::world::shape::pose_from_spec;
 use crate::world::spec::PoseSpec;
 use crate::world::{World, load_world_adding};
@@ -34,6 +35,14 @@ pub struct RobotStart {
     /// Named arm configuration. Default `home`.
     #[serde(default = "home")]
     pub arm: String,
+    /// The storey the robot starts on when `world` names a building (`building.yaml`
+    /// from `asp world generate`). Default 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub storey: usize,
+}
+
+fn is_zero(k: &usize) -> bool {
+    *k == 0
 }
 
 fn home() -> String {
@@ -82,7 +91,11 @@ pub struct ScenarioSpec {
     pub level: Option<String>,
     /// The instruction given to the robot.
     pub goal: String,
-    /// World file, relative to the config folder (the parent of `scenarios/`).
+    /// World file, relative to the config folder (the parent of `scenarios/`), or a
+    /// building's index (`building.yaml`): the robot starts on `robot.storey`, the setup
+    /// edits objects on whichever storey they are, and the predicates are judged on the
+    /// storey the robot is on at the end (an object carried between storeys goes with
+    /// the robot).
     pub world: String,
     #[serde(default)]
     pub notes: String,
@@ -109,7 +122,34 @@ fn default_limit() -> f64 {
 pub struct Scenario {
     pub file: PathBuf,
     pub spec: ScenarioSpec,
+    /// The world the robot starts in (in a building, its start storey's).
     pub world: World,
+    /// In a building, every storey (`None` for a single world).
+    pub building: Option<ScenarioBuilding>,
+}
+
+/// A scenario's building: its index and every storey's world, edited by the setup (the
+/// start storey's is also [`Scenario::world`]).
+#[derive(Debug, Clone)]
+pub struct ScenarioBuilding {
+    pub index: crate::building::BuildingIndex,
+    pub worlds: Vec<World>,
+}
+
+/// Every storey's objects in one world, for checking names (each object's mount points
+/// at its holder in the same list).
+fn all_objects(worlds: &[World]) -> World {
+    let mut all = worlds[0].clone();
+    for w in &worlds[1..] {
+        let offset = all.objects.len();
+        all.objects.extend(w.objects.iter().cloned().map(|mut o| {
+            if let Some(m) = o.mount.as_mut() {
+                m.holder += offset;
+            }
+            o
+        }));
+    }
+    all
 }
 
 /// The config folder a scenario file's world path refers to: the parent of the nearest
@@ -131,24 +171,68 @@ impl Scenario {
         let path = path.as_ref();
         let (spec, _): (ScenarioSpec, _) = yaml::load_file(path)?;
         let world_path = config_root_of(path).join(&spec.world);
-        let world = load_world_adding(&world_path, &spec.setup.add).map_err(|e| match e {
+        let unreadable = |e| match e {
             SimError::Io { message, .. } => SimError::invalid(
                 path,
                 "world",
                 format!("cannot read world {}: {message}", world_path.display()),
             ),
             other => other,
-        })?;
-        Self::from_parts(path, spec, world)
+        };
+        let site = match load_site(&world_path).map_err(unreadable)? {
+            Site::World(_) => {
+                Site::World(load_world_adding(&world_path, &spec.setup.add).map_err(unreadable)?)
+            }
+            Site::Building { index, mut worlds } => {
+                // the props go onto the start storey
+                let start = spec.robot.storey;
+                if let Some(storey) = index.storeys.get(start)
+                    && !spec.setup.add.is_empty()
+                {
+                    let dir = world_path.parent().unwrap_or(Path::new("."));
+                    worlds[start] = load_world_adding(dir.join(&storey.world), &spec.setup.add)
+                        .map_err(unreadable)?;
+                }
+                Site::Building { index, worlds }
+            }
+        };
+        Self::from_site(path, spec, site)
     }
 
     /// A scenario from an already parsed spec and its world.
-    pub fn from_parts(
-        path: &Path,
-        spec: ScenarioSpec,
-        mut world: World,
-    ) -> Result<Scenario, SimError> {
+    pub fn from_parts(path: &Path, spec: ScenarioSpec, world: World) -> Result<Scenario, SimError> {
+        Self::from_site(path, spec, Site::World(world))
+    }
+
+    /// A scenario from an already parsed spec and its world or building.
+    pub fn from_site(path: &Path, spec: ScenarioSpec, site: Site) -> Result<Scenario, SimError> {
         let err = |entry: &str, problem: String| SimError::invalid(path, entry, problem);
+        let start = spec.robot.storey;
+        let (mut worlds, index) = match site {
+            Site::World(w) => {
+                if start != 0 {
+                    return Err(err(
+                        "robot.storey",
+                        format!(
+                            "is {start}, but {} is a single world (storey 0)",
+                            spec.world
+                        ),
+                    ));
+                }
+                (vec![w], None)
+            }
+            Site::Building { index, worlds } => (worlds, Some(index)),
+        };
+        if start >= worlds.len() {
+            return Err(err(
+                "robot.storey",
+                format!(
+                    "storey {start} does not exist: {} has storeys 0 to {}",
+                    spec.world,
+                    worlds.len() - 1
+                ),
+            ));
+        }
         if spec.name.trim().is_empty() {
             return Err(err("name", "a scenario needs a name".into()));
         }
@@ -175,18 +259,25 @@ impl Scenario {
         }
         // the props come with the world (Self::load); a world made without them lacks them
         for (k, o) in spec.setup.add.iter().enumerate() {
-            if world.index_of(&o.name).is_none() {
+            if worlds[start].index_of(&o.name).is_none() {
                 return Err(err(
                     &format!("setup.add[{k}]"),
                     format!("{:?} is not in the world given", o.name),
                 ));
             }
         }
+        // the storey whose world holds `name`, and its index there
+        let find = |worlds: &[World], name: &str| {
+            worlds
+                .iter()
+                .enumerate()
+                .find_map(|(k, w)| w.index_of(name).map(|i| (k, i)))
+        };
         for (name, pose) in &spec.setup.moves {
             let at = format!("setup.move.{name}");
-            let i = world
-                .index_of(name)
-                .ok_or_else(|| err(&at, format!("unknown object {name:?}")))?;
+            let (k, i) =
+                find(&worlds, name).ok_or_else(|| err(&at, format!("unknown object {name:?}")))?;
+            let world = &mut worlds[k];
             let p = pose_from_spec(pose).map_err(|e| err(&at, e))?;
             let o = &mut world.objects[i];
             o.pose = p;
@@ -195,12 +286,13 @@ impl Scenario {
             }
         }
         for (k, name) in spec.setup.remove.iter().enumerate() {
-            let i = world.index_of(name).ok_or_else(|| {
+            let (storey, i) = find(&worlds, name).ok_or_else(|| {
                 err(
                     &format!("setup.remove[{k}]"),
                     format!("unknown object {name:?}"),
                 )
             })?;
+            let world = &mut worlds[storey];
             if world
                 .objects
                 .iter()
@@ -220,8 +312,9 @@ impl Scenario {
                 }
             }
         }
+        let everything = all_objects(&worlds);
         spec.success
-            .check(&world)
+            .check(&everything)
             .map_err(|e| err("success", e.to_string()))?;
         for (i, p) in spec.partial.iter().enumerate() {
             let at = format!("partial[{i}]");
@@ -231,12 +324,16 @@ impl Scenario {
                     format!("score must be in (0, 1), got {}", p.score),
                 ));
             }
-            p.when.check(&world).map_err(|e| err(&at, e.to_string()))?;
+            p.when
+                .check(&everything)
+                .map_err(|e| err(&at, e.to_string()))?;
         }
+        let world = worlds[start].clone();
         Ok(Scenario {
             file: path.to_path_buf(),
             spec,
             world,
+            building: index.map(|index| ScenarioBuilding { index, worlds }),
         })
     }
 

@@ -459,6 +459,16 @@ impl SimRobot {
                 )
             })?;
         robot.lock().robot.q = q;
+        if let Some(b) = &scenario.building {
+            // the start storey's world is the scenario's own (the same edits)
+            let (storeys, _) = Storeys::new(
+                b.index.clone(),
+                b.worlds.clone(),
+                scenario.spec.robot.storey,
+                &scenario.file,
+            )?;
+            robot.lock().storeys = Some(storeys);
+        }
         Ok(robot)
     }
 

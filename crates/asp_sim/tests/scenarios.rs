@@ -489,6 +489,78 @@ async fn stapler_to_kitchen() {
     assert!(o.sim.holds(&sc.spec.success));
 }
 
+/// Across storeys: the thermos goes along in the gripper when the base rides the
+/// elevator, and the scenario is judged on the storey the robot ends on.
+#[tokio::test]
+async fn thermos_up_to_coffee_table() {
+    let (o, sc) = Oracle::new("building/thermos_up_to_coffee_table.yaml");
+    assert_eq!(o.sim.storey(), Some((0, 0.0)));
+    let t = o.aabb("thermos_s0_r0_9").center();
+    o.drive(t.x, 1.6, -90.0).await;
+    // top-down from 5 cm above it (12 cm is beyond the arm's reach over this table)
+    let b = o.aabb("thermos_s0_r0_9");
+    let above = Point3::new(t.x, t.y, b.maxs.z + 0.05);
+    o.gripper(0.086).await;
+    o.go(down(above, 0.0), MotionKind::FreeSpace, &[]).await;
+    o.go(down(t, 0.0), MotionKind::Linear, &["thermos_s0_r0_9"])
+        .await;
+    assert!(o.gripper(0.0).await.stalled);
+    o.go(down(above, 0.0), MotionKind::Linear, &["thermos_s0_r0_9"])
+        .await;
+    assert_eq!(o.sim.score(&sc), 0.5);
+    o.drive(-2.0, 6.2, 0.0).await;
+    let (storey, height) = o.sim.ride_elevator(1, &o.cancel, &|_, _| {}).await.unwrap();
+    assert_eq!((storey, height), (1, 3.5));
+    assert_eq!(o.sim.score(&sc), 0.5, "the thermos stayed behind");
+    let c = o.aabb("coffee_table_s1_r2_0").center();
+    // the table's free corner, at its west end
+    o.drive(c.x - 0.4, 11.2, 90.0).await;
+    o.drop_at("coffee_table_s1_r2_0", -0.4, -0.22, 0.0).await;
+    assert!(o.sim.holds(&sc.spec.success));
+}
+
+/// A start storey the building does not have, or one on a single world, is an error
+/// naming `robot.storey`; setup edits reach objects on any storey.
+#[test]
+fn building_scenarios_check_their_storeys() {
+    let path = scenarios_dir().join("building/thermos_up_to_coffee_table.yaml");
+    let sc = Scenario::load(&path).unwrap();
+    let site = || {
+        asp_sim::storeys::load_site(scenarios_dir().join("../worlds/two_storeys/building.yaml"))
+            .unwrap()
+    };
+    let mut spec = sc.spec.clone();
+    spec.robot.storey = 2;
+    let e = Scenario::from_site(&path, spec.clone(), site())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("robot.storey") && e.contains("storey 2 does not exist"),
+        "{e}"
+    );
+    spec.robot.storey = 1;
+    let world = sc.world.clone();
+    let e = Scenario::from_site(&path, spec.clone(), asp_sim::storeys::Site::World(world))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("robot.storey") && e.contains("single world"),
+        "{e}"
+    );
+    // the coffee table is upstairs: moving it is an edit of storey 1's world
+    spec.setup.moves.insert(
+        "coffee_table_s1_r2_0".into(),
+        serde_yaml_ng::from_str("{xyz: [2.0, 11.95, 0.0]}").unwrap(),
+    );
+    let moved = Scenario::from_site(&path, spec, site()).unwrap();
+    let b = moved.building.as_ref().unwrap();
+    let table = b.worlds[1].object("coffee_table_s1_r2_0").unwrap();
+    assert!((table.pose.translation.x - 2.0).abs() < 1e-5);
+    // the robot starts upstairs: its world is storey 1's
+    assert!(moved.world.object("coffee_table_s1_r2_0").is_some());
+    assert!(moved.world.object("thermos_s0_r0_9").is_none());
+}
+
 #[test]
 fn every_scenario_file_has_an_oracle_here() {
     let me = include_str!("scenarios.rs");
