@@ -1552,21 +1552,14 @@ impl MapService {
         height: f64,
         cancel: &CancellationToken,
     ) -> Result<asp_core::Isometry3, String> {
-        if self
-            .cfg
-            .config
-            .agent_node
-            .building_memory
-            .elevator
-            .storeys
-            .is_empty()
-        {
+        let heights = self.storey_heights();
+        if heights.is_empty() {
             return Err(
                 "no elevator is set up (agent_node.building_memory.elevator.storeys)".into(),
             );
         }
         let from = self.storey_here().await?;
-        let to = storey_of(&self.storey_heights(), height)
+        let to = storey_of(&heights, height)
             .ok_or_else(|| format!("no storey of the elevator's is at {height:.2} m"))?;
         if from == to {
             return Err(format!("storey {to} is the base's own"));
