@@ -166,12 +166,6 @@ pub struct BuiltMap {
     keyframes: u32,
 }
 
-impl BuiltMap {
-    pub fn map(&self) -> &ObjectMap {
-        &self.map
-    }
-}
-
 impl std::fmt::Debug for BuiltMap {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BuiltMap")

@@ -777,17 +777,30 @@ impl MapService {
                 format!("mapping.explore.every_storey: {why}"),
             )
         };
-        let config = &self.cfg.config.agent_node.building_memory.elevator;
-        if self.elevator.is_none() || config.storeys.is_empty() {
-            return Err(invalid(
-                "no elevator is set up (agent_node.building_memory.elevator.storeys)".into(),
-            ));
-        }
-        if config.storeys.len() == 1 {
+        let (_, storeys) = self.set_up_elevator().map_err(invalid)?;
+        if storeys.len() == 1 {
             return Ok(None);
         }
         let here = self.storey_here().await.map_err(invalid)?;
-        Ok(Some((here, config.storeys.len())))
+        Ok(Some((here, storeys.len())))
+    }
+
+    /// The elevator and its storeys (`agent_node.building_memory.elevator`), or why
+    /// there is none to ride.
+    fn set_up_elevator(
+        &self,
+    ) -> Result<
+        (
+            &Arc<dyn asp_core::robot::Elevator>,
+            &[asp_config::sections::agent::ElevatorStorey],
+        ),
+        String,
+    > {
+        let storeys = &self.cfg.config.agent_node.building_memory.elevator.storeys;
+        match &self.elevator {
+            Some(elevator) if !storeys.is_empty() => Ok((elevator, storeys)),
+            _ => Err("no elevator is set up (agent_node.building_memory.elevator.storeys)".into()),
+        }
     }
 
     /// The elevator's storey the base is on (the nearest to its map's height in the
@@ -1552,14 +1565,9 @@ impl MapService {
         height: f64,
         cancel: &CancellationToken,
     ) -> Result<asp_core::Isometry3, String> {
-        let heights = self.storey_heights();
-        if heights.is_empty() {
-            return Err(
-                "no elevator is set up (agent_node.building_memory.elevator.storeys)".into(),
-            );
-        }
+        self.set_up_elevator()?;
         let from = self.storey_here().await?;
-        let to = storey_of(&heights, height)
+        let to = storey_of(&self.storey_heights(), height)
             .ok_or_else(|| format!("no storey of the elevator's is at {height:.2} m"))?;
         if from == to {
             return Err(format!("storey {to} is the base's own"));
@@ -1585,14 +1593,8 @@ impl MapService {
         to: usize,
         cancel: &CancellationToken,
     ) -> Result<(), String> {
-        let config = &self.cfg.config.agent_node.building_memory.elevator;
-        let elevator = self
-            .elevator
-            .as_ref()
-            .filter(|_| !config.storeys.is_empty())
-            .ok_or("no elevator is set up (agent_node.building_memory.elevator.storeys)")?;
-        let [x, y] = config
-            .storeys
+        let (elevator, storeys) = self.set_up_elevator()?;
+        let [x, y] = storeys
             .get(from)
             .ok_or_else(|| format!("the elevator has no storey {from}"))?
             .spot;
