@@ -7,7 +7,7 @@
 //! skill_executor, go_to_node) or the embedded simulator in the next phase;
 //! [`crate::testing::TableWorld`] in tests and benchmarks.
 
-use asp_core::{Failure, FailureKind, ObjectKey, Recollection, Skill, State};
+use asp_core::{Failure, FailureKind, ObjectKey, Recollection, Skill, State, Within};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
@@ -106,8 +106,8 @@ pub type ToolResult<T> = Result<T, ToolFailure>;
 pub struct Found {
     /// Keys of the confirmed objects, best first (possibly none).
     pub keys: Vec<ObjectKey>,
-    /// For a request that named a room: whether the room was kept to and as what, or
-    /// why not ("the office was not checked: ..."), for the agent to read.
+    /// For a request that named a room or a storey: whether it was kept to and as what,
+    /// or why not ("the office was not checked: ..."), for the agent to read.
     pub room: Option<String>,
 }
 
@@ -120,25 +120,26 @@ pub trait ToolBackend: Send + Sync {
     /// confirmed objects, best first (possibly none). A backend makes keys with
     /// [`ObjectKey::from_query`] and keeps them stable for the same object while the map
     /// lives; it must keep the key of the held object valid across [`Self::remap`].
-    /// With `room`, only objects in that room count ("the desk in the office"), and
-    /// [`Found::room`] says whether the room could be kept to.
+    /// With a room or a storey in `within`, only objects there count ("the desk in the
+    /// office", "the phone upstairs"), and [`Found::room`] says whether it could be
+    /// kept to.
     async fn object_retrieval(
         &self,
         query: &str,
-        room: Option<&str>,
+        within: &Within,
         ctx: &ToolContext,
     ) -> ToolResult<Found>;
 
-    /// What the building memory (the robot's tour) saw like `query`, within `room` when
-    /// one is named: remembered places, best first. Never moves the robot. A backend
-    /// without a building memory answers that it consulted none.
+    /// What the building memory (the robot's tour) saw like `query`, within a room or
+    /// on a storey when one is named: remembered places, best first. Never moves the
+    /// robot. A backend without a building memory answers that it consulted none.
     async fn recall_memory(
         &self,
         query: &str,
-        room: Option<&str>,
+        within: &Within,
         ctx: &ToolContext,
     ) -> ToolResult<Recollection> {
-        let _ = (room, ctx);
+        let _ = (within, ctx);
         Ok(Recollection::unavailable(
             query,
             "this robot keeps no building memory",

@@ -121,16 +121,20 @@ impl Agent {
         planner::understand::subtasks::plan_of(goal, self.grammar.understand(goal))
     }
 
-    /// The object (category and attributes) and room a question's object phrase names,
-    /// as the goal grammar reads an object phrase ("the red stapler in the office" →
-    /// "red stapler", "office"); the phrase itself when the grammar reads none.
-    fn asked_about(&self, phrase: &str) -> (String, Option<String>) {
+    /// The object (category and attributes), room and storey a question's object phrase
+    /// names, as the goal grammar reads an object phrase ("the red stapler in the office
+    /// upstairs" → "red stapler", "office", upstairs); the phrase itself when the grammar
+    /// reads none.
+    fn asked_about(&self, phrase: &str) -> (String, asp_core::Within) {
         match self
             .offline_plan(&format!("pick up {phrase}"))
             .map(|plan| plan.subtasks.into_iter().next())
         {
-            Ok(Some(first)) => (first.object, first.room),
-            _ => (phrase.to_owned(), None),
+            Ok(Some(first)) => {
+                let within = first.within();
+                (first.object, within)
+            }
+            _ => (phrase.to_owned(), asp_core::Within::anywhere()),
         }
     }
 
@@ -243,9 +247,9 @@ impl Agent {
                 )
             }
             Brain::Offline if let Some(phrase) = question::where_question(goal) => {
-                let (object, room) = self.asked_about(&phrase);
-                info!(object, room, "a question of where something is");
-                let end = offline::answer_where(&mut rt, &object, room.as_deref()).await;
+                let (object, within) = self.asked_about(&phrase);
+                info!(object, within = %within, "a question of where something is");
+                let end = offline::answer_where(&mut rt, &object, &within).await;
                 (None, end)
             }
             Brain::Offline => match self.offline_plan(goal) {

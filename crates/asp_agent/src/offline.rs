@@ -38,7 +38,7 @@
 
 use std::collections::HashMap;
 
-use asp_core::{ObjectKey, Skill};
+use asp_core::{ObjectKey, Skill, Within};
 
 use crate::events::{GoalError, GoalErrorCode};
 use crate::llm_agent::DriveEnd;
@@ -142,7 +142,7 @@ pub(crate) async fn drive(rt: &mut GoalRuntime<'_>, plan: &Plan) -> DriveEnd {
 pub(crate) async fn answer_where(
     rt: &mut GoalRuntime<'_>,
     object: &str,
-    room: Option<&str>,
+    within: &Within,
 ) -> DriveEnd {
     let failed = |message: String| {
         DriveEnd::Failed(
@@ -160,7 +160,7 @@ pub(crate) async fn answer_where(
     }
     let req = ToolRequest::RecallMemory {
         query: object.to_owned(),
-        room: room.map(str::to_owned),
+        within: within.clone(),
     };
     let out = match rt.call("offline_1", req).await {
         Ok(out) => out.output,
@@ -229,9 +229,7 @@ impl Offline<'_, '_> {
     async fn subtask(&mut self, st: &Subtask) -> Step<()> {
         match st.verb {
             Verb::PickUp => {
-                let key = self
-                    .resolve(&st.object, &st.excluded, st.room.as_deref())
-                    .await?;
+                let key = self.resolve(&st.object, &st.excluded, &st.within()).await?;
                 if self.rt.state.held_object.as_ref() == Some(&key) {
                     // a failed grasp may leave it in the gripper unconfirmed: that is a
                     // pick only when a later verified step (the place) shows it
@@ -290,7 +288,7 @@ impl Offline<'_, '_> {
                 let target_phrase = st.location_part.clone().unwrap_or(location);
                 self.ruled_out = Some(held.clone());
                 let target = self
-                    .resolve(&target_phrase, &[], st.location_room.as_deref())
+                    .resolve(&target_phrase, &[], &st.location_within())
                     .await;
                 self.ruled_out = None;
                 let target = target?;
@@ -325,9 +323,7 @@ impl Offline<'_, '_> {
                 Ok(())
             }
             Verb::Open | Verb::Close | Verb::TurnOn | Verb::TurnOff => {
-                let key = self
-                    .resolve(&st.object, &st.excluded, st.room.as_deref())
-                    .await?;
+                let key = self.resolve(&st.object, &st.excluded, &st.within()).await?;
                 let action = st.action.clone().unwrap_or_else(|| {
                     let what = st.part.as_deref().unwrap_or(&st.object);
                     format!("{} the {what}", st.verb.phrase())
@@ -361,12 +357,12 @@ impl Offline<'_, '_> {
         &mut self,
         phrase: &str,
         excluded: &[String],
-        room: Option<&str>,
+        within: &Within,
     ) -> Step<ObjectKey> {
         if !excluded.is_empty() {
-            return self.resolve_excluding(phrase, excluded, room).await;
+            return self.resolve_excluding(phrase, excluded, within).await;
         }
-        let memo = in_room(phrase, room);
+        let memo = in_room(phrase, within);
         if let Some(k) = self.resolved.get(&memo)
             && self.rt.state.in_inventory(k)
         {
@@ -374,10 +370,10 @@ impl Offline<'_, '_> {
         }
         // "other green apple": a green apple other than the one already resolved
         if let Some(base) = phrase.strip_prefix("other ") {
-            let taken = self.resolved.get(&in_room(base, room)).cloned();
+            let taken = self.resolved.get(&in_room(base, within)).cloned();
             let query = parse_object_phrase(base).query;
             let mut other = self
-                .retrieve(&query, room)
+                .retrieve(&query, within)
                 .await?
                 .into_iter()
                 .find(|k| Some(k) != taken.as_ref());
@@ -387,7 +383,7 @@ impl Offline<'_, '_> {
                     "{phrase:?} needs a second {query:?}, but only one was found"
                 ));
                 other = self
-                    .retrieve(&query, room)
+                    .retrieve(&query, within)
                     .await?
                     .into_iter()
                     .find(|k| Some(k) != taken.as_ref());
@@ -403,7 +399,7 @@ impl Offline<'_, '_> {
             return Ok(key);
         }
         let p = parse_object_phrase(phrase);
-        let mut candidates = self.retrieve(&p.query, room).await?;
+        let mut candidates = self.retrieve(&p.query, within).await?;
         // "the cup on the left", "the small ball", "the egg near the tomato": the goal
         // singles one out of several; one found means the map missed the others or a
         // look misjudged them, so look again (once per query) before settling for it
@@ -414,7 +410,7 @@ impl Offline<'_, '_> {
                 "{phrase:?} singles one out of several, but one {:?} was found",
                 p.query
             ));
-            candidates = self.retrieve(&p.query, room).await?;
+            candidates = self.retrieve(&p.query, within).await?;
         }
         // still one, and the goal compares it with its twins ("the small ball"): a twin
         // usually lies near it, so on a mobile robot drive up to the one found and look
@@ -433,7 +429,7 @@ impl Offline<'_, '_> {
                 "{phrase:?} singles one out of several, but one {:?} was found: looking again from beside {only}",
                 p.query
             ));
-            candidates = self.retrieve(&p.query, room).await?;
+            candidates = self.retrieve(&p.query, within).await?;
         }
         let key = match (&p.relation, candidates.as_slice()) {
             (_, []) => {
@@ -472,19 +468,19 @@ impl Offline<'_, '_> {
         &mut self,
         phrase: &str,
         excluded: &[String],
-        room: Option<&str>,
+        within: &Within,
     ) -> Step<ObjectKey> {
-        let memo = in_room(&format!("{phrase} (not {})", excluded.join(", ")), room);
+        let memo = in_room(&format!("{phrase} (not {})", excluded.join(", ")), within);
         if let Some(k) = self.resolved.get(&memo)
             && self.rt.state.in_inventory(k)
         {
             return Ok(k.clone());
         }
         let p = parse_object_phrase(phrase);
-        let mut candidates = self.retrieve(&p.query, room).await?;
+        let mut candidates = self.retrieve(&p.query, within).await?;
         for a in excluded {
             let ruled_out = self
-                .retrieve_if_any(&format!("{a} {}", p.query), room)
+                .retrieve_if_any(&format!("{a} {}", p.query), within)
                 .await?;
             candidates.retain(|c| !ruled_out.contains(c));
         }
@@ -513,7 +509,7 @@ impl Offline<'_, '_> {
         }
         let query = parse_object_phrase(phrase).query;
         let key = self
-            .retrieve(&query, None)
+            .retrieve(&query, &Within::anywhere())
             .await?
             .into_iter()
             .next()
@@ -528,10 +524,10 @@ impl Offline<'_, '_> {
     /// The objects retrieval finds for `query`, best first. Nothing found may be the
     /// map's miss or one look's misjudgement (each view errs on its own): look again
     /// once per query before answering that nothing matched.
-    async fn retrieve(&mut self, query: &str, room: Option<&str>) -> Step<Vec<ObjectKey>> {
+    async fn retrieve(&mut self, query: &str, within: &Within) -> Step<Vec<ObjectKey>> {
         let req = ToolRequest::ObjectRetrieval {
             query: query.to_owned(),
-            room: room.map(str::to_owned),
+            within: within.clone(),
         };
         match self.must(req.clone()).await {
             Err(StepError::Failed { .. })
@@ -577,11 +573,11 @@ impl Offline<'_, '_> {
 
     /// The objects retrieval finds for `query`; none is an answer, not a failure (an
     /// attribute ruled out that no candidate has).
-    async fn retrieve_if_any(&mut self, query: &str, room: Option<&str>) -> Step<Vec<ObjectKey>> {
+    async fn retrieve_if_any(&mut self, query: &str, within: &Within) -> Step<Vec<ObjectKey>> {
         let out = self
             .call(ToolRequest::ObjectRetrieval {
                 query: query.to_owned(),
-                room: room.map(str::to_owned),
+                within: within.clone(),
             })
             .await?;
         if out.output.success || self.rt.nothing_matched {
@@ -785,10 +781,8 @@ impl Offline<'_, '_> {
     }
 }
 
-/// The memo key of a phrase resolved within a room ("desk (in the office)").
-fn in_room(phrase: &str, room: Option<&str>) -> String {
-    match room {
-        Some(room) => format!("{phrase} (in the {room})"),
-        None => phrase.to_owned(),
-    }
+/// The memo key of a phrase resolved within a room or on a storey ("desk in the
+/// office").
+fn in_room(phrase: &str, within: &Within) -> String {
+    format!("{phrase}{within}")
 }

@@ -388,7 +388,7 @@ impl<'a> GoalRuntime<'a> {
     ) -> (ToolOutput, Vec<Verdict>, bool) {
         let backend = self.backend;
         match req {
-            ToolRequest::ObjectRetrieval { query, room } => {
+            ToolRequest::ObjectRetrieval { query, within } => {
                 if self.remap_pending {
                     let ctx = self.context(index, call_id);
                     let (r, cancelled) = self.guarded(backend.remap(&ctx)).await;
@@ -409,12 +409,9 @@ impl<'a> GoalRuntime<'a> {
                 }
                 let ctx = self.context(index, call_id);
                 let (r, cancelled) = self
-                    .guarded(backend.object_retrieval(&query, room.as_deref(), &ctx))
+                    .guarded(backend.object_retrieval(&query, &within, &ctx))
                     .await;
-                let asked = match &room {
-                    Some(room) => format!("{query:?} in the {room}"),
-                    None => format!("{query:?}"),
-                };
+                let asked = format!("{query:?}{within}");
                 self.last_retrieval.clear();
                 self.nothing_matched = matches!(&r, Ok(found) if found.keys.is_empty());
                 let out = match r {
@@ -448,10 +445,10 @@ impl<'a> GoalRuntime<'a> {
                 };
                 (out, Vec::new(), cancelled)
             }
-            ToolRequest::RecallMemory { query, room } => {
+            ToolRequest::RecallMemory { query, within } => {
                 let ctx = self.context(index, call_id);
                 let (r, cancelled) = self
-                    .guarded(backend.recall_memory(&query, room.as_deref(), &ctx))
+                    .guarded(backend.recall_memory(&query, &within, &ctx))
                     .await;
                 let out = match r {
                     // what the memory says, nothing remembered included, is an answer;

@@ -408,17 +408,21 @@ fn verdict(check: String, passed: bool) -> Vec<Verdict> {
 
 #[async_trait]
 impl ToolBackend for TableWorld {
-    /// The table has no rooms: a named room is logged and every object is in it.
+    /// The table has no rooms or storeys: a named one is logged and every object is in it.
     async fn object_retrieval(
         &self,
         query: &str,
-        room: Option<&str>,
+        within: &asp_core::Within,
         _: &ToolContext,
     ) -> ToolResult<crate::Found> {
-        let call = match room {
-            Some(room) => format!("object_retrieval({query}, room {room})"),
-            None => format!("object_retrieval({query})"),
-        };
+        let mut call = format!("object_retrieval({query}");
+        if let Some(room) = &within.room {
+            call.push_str(&format!(", room {room}"));
+        }
+        if let Some(storey) = within.storey {
+            call.push_str(&format!(", storey {storey}"));
+        }
+        call.push(')');
         self.log_and_scripted(call, "object_retrieval")?;
         let q = tokens(query);
         let mut inner = self.lock();
@@ -461,7 +465,14 @@ impl ToolBackend for TableWorld {
         }
         Ok(crate::Found {
             keys: out,
-            room: room.map(|r| format!("the {r} was not checked: the table has no rooms")),
+            room: (!within.is_anywhere()).then(|| {
+                let what = match (&within.room, within.storey) {
+                    (Some(r), _) => format!("the {r}"),
+                    (None, Some(s)) => format!("the storey ({s})"),
+                    (None, None) => String::new(),
+                };
+                format!("{what} was not checked: the table has no rooms")
+            }),
         })
     }
 

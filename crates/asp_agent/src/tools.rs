@@ -6,7 +6,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use asp_core::{FailureKind, ObjectKey, Skill};
+use asp_core::{FailureKind, ObjectKey, Skill, Storey, Within};
 use asp_llm::ToolSpec;
 use asp_llm::schema::tool_spec;
 use schemars::JsonSchema;
@@ -123,6 +123,12 @@ pub struct QueryArgs {
     /// memory the room is not checked). Null otherwise.
     #[serde(default)]
     pub room: Option<String>,
+    /// The storey the object is on, when the goal names one: "upstairs" or "downstairs"
+    /// (from the robot's storey), "this floor", "ground floor", "top floor" or "floor N".
+    /// Only objects there are found; the robot rides the elevator to what it saw on
+    /// another storey. Null otherwise.
+    #[serde(default)]
+    pub storey: Option<String>,
 }
 
 /// Arguments of the tools on one object.
@@ -161,15 +167,17 @@ pub struct ObjActionArgs {
 /// A tool call with typed, validated arguments.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolRequest {
-    /// `room`: only objects in that room ("the desk in the office").
+    /// `within`: only objects in that room ("the desk in the office"), on that storey
+    /// ("the phone upstairs").
     ObjectRetrieval {
         query: String,
-        room: Option<String>,
+        within: Within,
     },
-    /// What the building memory saw like `query` (in `room`); no motion.
+    /// What the building memory saw like `query` (within a room, on a storey); no
+    /// motion.
     RecallMemory {
         query: String,
-        room: Option<String>,
+        within: Within,
     },
     DistanceTo {
         obj: ObjectKey,
@@ -241,16 +249,17 @@ impl ToolRequest {
     /// The arguments as the model would send them.
     pub fn args_json(&self) -> Value {
         match self {
-            ToolRequest::ObjectRetrieval { query, room: None }
-            | ToolRequest::RecallMemory { query, room: None } => json!({"query": query}),
-            ToolRequest::ObjectRetrieval {
-                query,
-                room: Some(room),
+            ToolRequest::ObjectRetrieval { query, within }
+            | ToolRequest::RecallMemory { query, within } => {
+                let mut args = json!({"query": query});
+                if let Some(room) = &within.room {
+                    args["room"] = json!(room);
+                }
+                if let Some(storey) = within.storey {
+                    args["storey"] = json!(storey.to_string());
+                }
+                args
             }
-            | ToolRequest::RecallMemory {
-                query,
-                room: Some(room),
-            } => json!({"query": query, "room": room}),
             ToolRequest::DistanceTo { obj }
             | ToolRequest::SizeOf { obj }
             | ToolRequest::Skill { obj, .. } => json!({"obj": obj}),
@@ -314,10 +323,23 @@ impl ToolRequest {
                     .filter(|r| !r.trim().is_empty())
                     .map(|r| text_arg(tool, "room", r))
                     .transpose()?;
+                let storey = a
+                    .storey
+                    .filter(|s| !s.trim().is_empty())
+                    .map(|s| {
+                        s.parse::<Storey>().map_err(|e| {
+                            Rejection::new(
+                                FailureKind::InvalidArgument,
+                                format!("{tool}: storey {e}"),
+                            )
+                        })
+                    })
+                    .transpose()?;
+                let within = Within { room, storey };
                 if tool == ToolName::ObjectRetrieval {
-                    ToolRequest::ObjectRetrieval { query, room }
+                    ToolRequest::ObjectRetrieval { query, within }
                 } else {
-                    ToolRequest::RecallMemory { query, room }
+                    ToolRequest::RecallMemory { query, within }
                 }
             }
             ToolName::DistanceTo => ToolRequest::DistanceTo {
@@ -459,7 +481,7 @@ mod tests {
             r,
             ToolRequest::RecallMemory {
                 query: "red stapler".into(),
-                room: Some("office".into())
+                within: Within::room("office"),
             }
         );
         assert!(!r.tool().is_action(), "recalling never moves the robot");
@@ -467,11 +489,36 @@ mod tests {
             ToolRequest::parse("recall_memory", &r.args_json(), &all()).unwrap(),
             r
         );
+        // a storey is a typed value: said as people say it, sent back as its name
+        let r = ToolRequest::parse(
+            "object_retrieval",
+            &json!({"query": "white phone", "room": null, "storey": "the second floor"}),
+            &all(),
+        )
+        .unwrap();
+        assert_eq!(
+            r,
+            ToolRequest::ObjectRetrieval {
+                query: "white phone".into(),
+                within: Within::storey(Storey::Numbered(2)),
+            }
+        );
+        assert_eq!(r.args_json()["storey"], "floor 2");
+        assert_eq!(
+            ToolRequest::parse("object_retrieval", &r.args_json(), &all()).unwrap(),
+            r
+        );
     }
 
     #[test]
     fn rejections_say_what_is_wrong() {
         let cases: &[(&str, Value, FailureKind, &str)] = &[
+            (
+                "object_retrieval",
+                json!({"query": "phone", "storey": "the attic"}),
+                FailureKind::InvalidArgument,
+                "storey \"the attic\" is not a storey",
+            ),
             (
                 "teleport",
                 json!({}),

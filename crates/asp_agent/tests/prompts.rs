@@ -48,7 +48,7 @@ fn tool_schemas_are_strict_and_match_the_argument_types() {
             .collect();
         assert_eq!(props.len(), required.len(), "{t}: every property required");
         let expected: &[&str] = match t {
-            ToolName::ObjectRetrieval | ToolName::RecallMemory => &["query", "room"],
+            ToolName::ObjectRetrieval | ToolName::RecallMemory => &["query", "room", "storey"],
             ToolName::DistanceBetween | ToolName::LeftOf | ToolName::RightOf => &["a", "b"],
             ToolName::Interact | ToolName::GoTo => &["action", "obj"],
             _ => &["obj"],

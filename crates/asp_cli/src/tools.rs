@@ -373,7 +373,7 @@ pub fn memory_find(cfg: &LoadedConfig, query: &str, room: Option<&str>) -> ExitC
                 margin: mem_cfg.room_margin,
                 temperature: mem_cfg.room_temperature,
             };
-            let Some(scope) = asp_memory::building::room_scope(h, &names, &params) else {
+            let Some(scope) = asp_memory::building::room_scope(h, &names, &params, None) else {
                 return fail(
                     "building memory",
                     format!("the memory saw no objects to tell its rooms by, so no {room}"),
@@ -405,7 +405,10 @@ pub fn memory_find(cfg: &LoadedConfig, query: &str, room: Option<&str>) -> ExitC
         h,
         query,
         &vector,
-        scope.as_ref(),
+        asp_memory::building::RecallScope {
+            room: scope.as_ref(),
+            heights: None,
+        },
         mem_cfg.min_relevance,
         asp_memory::building::PassOver {
             vacated: memory.vacated(),

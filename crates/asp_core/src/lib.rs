@@ -13,6 +13,7 @@ pub mod recall;
 pub mod robot;
 pub mod skill;
 pub mod state;
+pub mod storey;
 pub mod web;
 
 pub use camera::{CameraIntrinsics, RgbdFrame};
@@ -23,6 +24,7 @@ pub use map::{Affordance, AffordanceProvenance, Crop, Object, ObjectId, ObjectMa
 pub use recall::{RecalledObject, Recollection};
 pub use skill::{GripperPrecondition, Skill, SkillTarget};
 pub use state::{Failure, FailureKind, ObjectKey, State, ToolOutput, ToolValue};
+pub use storey::{FloorNumbering, Storey, Within};
 
 /// Errors from constructing or combining core values; each names the offending value.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

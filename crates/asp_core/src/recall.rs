@@ -12,6 +12,9 @@ pub struct Recollection {
     /// The room the request was kept to, when it named one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub room: Option<String>,
+    /// The storey the request was kept to, when it named one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storey: Option<crate::Storey>,
     /// Whether a building memory was consulted at all (false: none is configured, its
     /// file is missing or empty; [`Self::note`] says which).
     pub consulted: bool,
@@ -58,10 +61,11 @@ impl Recollection {
     /// The answer in sentences, for the model and for people: each place with where it
     /// is, how far and what room it looks like.
     pub fn describe(&self) -> String {
-        let asked = match &self.room {
-            Some(room) => format!("{:?} in the {room}", self.query),
-            None => format!("{:?}", self.query),
+        let within = crate::Within {
+            room: self.room.clone(),
+            storey: self.storey,
         };
+        let asked = format!("{:?}{within}", self.query);
         let mut out = if !self.consulted {
             format!("the building memory was not consulted for {asked}")
         } else if self.places.is_empty() {
@@ -168,6 +172,14 @@ mod tests {
         assert_eq!(
             empty.describe(),
             "the building memory saw nothing like \"unicorn\" in the office"
+        );
+        let upstairs = Recollection {
+            storey: Some(crate::Storey::Above),
+            ..empty
+        };
+        assert_eq!(
+            upstairs.describe(),
+            "the building memory saw nothing like \"unicorn\" in the office upstairs"
         );
         let one = Recollection {
             query: "stapler".into(),

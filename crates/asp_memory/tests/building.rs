@@ -8,8 +8,8 @@ use asp_core::models::TextEmbedder;
 use asp_memory::MemoryError;
 use asp_memory::building::{
     Affordance, AffordanceScore, BuildingMemory, ClusterParams, EmbeddingJudge, Hierarchy,
-    Instance, KeywordSummariser, MAX_VACATED, PassOver, Query, RetrievalParams, RoomNames,
-    RoomParams, RoomScope, Vacated, View, flat_retrieve, recall_in_room, recall_places,
+    Instance, KeywordSummariser, MAX_VACATED, PassOver, Query, RecallScope, RetrievalParams,
+    RoomNames, RoomParams, RoomScope, Vacated, View, flat_retrieve, recall_in_room, recall_places,
     recall_request, retrieve, room_scope, zone_of,
 };
 use asp_perception::HashingTextEmbedder;
@@ -391,6 +391,41 @@ fn upstairs_is_a_height_band() {
             .iter()
             .all(|r| HOUSE[rooms[r.view as usize]].floor == 0)
     );
+    // recall keeps its places to the band too: where the objects were, not only the
+    // views that saw them
+    let recall = |heights| {
+        let scope = RecallScope {
+            room: None,
+            heights: Some(heights),
+        };
+        recall_request(&h, "lamp", &v, scope, 0.3, PassOver::default(), 10)
+    };
+    let above = recall([FLOOR_HEIGHT - 0.5, f64::INFINITY]);
+    assert!(!above.is_empty());
+    assert!(
+        above.iter().all(
+            |p| p.position[2] >= FLOOR_HEIGHT - 0.5 && HOUSE[rooms[p.view as usize]].floor == 1
+        ),
+        "{above:?}"
+    );
+    let below = recall([f64::NEG_INFINITY, FLOOR_HEIGHT - 0.5]);
+    assert!(
+        below.iter().all(|p| p.position[2] < FLOOR_HEIGHT - 0.5),
+        "{below:?}"
+    );
+    let anywhere = recall_request(
+        &h,
+        "lamp",
+        &v,
+        RecallScope::default(),
+        0.3,
+        PassOver::default(),
+        10,
+    );
+    assert!(
+        anywhere.len() > below.len(),
+        "{anywhere:?} against {below:?}"
+    );
 }
 
 /// Recall for `object_retrieval`: places where the asked-for object was seen, best
@@ -456,7 +491,15 @@ fn a_place_found_empty_is_remembered_until_a_tour_sees_the_object_there_again() 
             vacated: m.vacated(),
             ..PassOver::default()
         };
-        recall_request(m.hierarchy(), what, &text, None, 0.6, pass_over, 10)
+        recall_request(
+            m.hierarchy(),
+            what,
+            &text,
+            RecallScope::default(),
+            0.6,
+            pass_over,
+            10,
+        )
     };
     let gone = {
         let mut m = BuildingMemory::open(&path, "house").unwrap();
@@ -564,7 +607,7 @@ fn the_memory_keeps_its_frame_and_places_move_to_a_storeys_map() {
         m.hierarchy(),
         "reading lamp",
         &text,
-        None,
+        RecallScope::default(),
         0.6,
         PassOver::default(),
         1,
@@ -662,7 +705,7 @@ fn scope_of(h: &Hierarchy, e: &HashingTextEmbedder, room: &str) -> Option<RoomSc
         text: &text,
         kinds: &kinds,
     };
-    room_scope(h, &names, &RoomParams::default())
+    room_scope(h, &names, &RoomParams::default(), None)
 }
 
 /// A room the request names ("the thermos in the living room") is the zones whose

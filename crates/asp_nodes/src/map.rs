@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use asp_core::{FailureKind, ObjectKey, Point3};
+use asp_core::{FailureKind, ObjectKey, Point3, Within};
 use asp_perception::Retrieval;
 use asp_ros::msg::asp_interfaces::{
     Failure, GetObject, GetObjectMap, GetObjectMapRequest, GetObjectMapResponse, GetObjectRequest,
@@ -160,10 +160,8 @@ pub fn serve_object_map(
             let (p, s) = (p.clone(), s.clone());
             async move {
                 let out = async {
-                    let r = match req.room.trim() {
-                        "" => p.retrieve(&req.query).await?,
-                        room => p.retrieve_in_room(&req.query, room).await?,
-                    };
+                    let within = within_of(&req.room, &req.storey)?;
+                    let r = p.retrieve_within(&req.query, &within).await?;
                     let json = to_json(&r, "the retrieval")?;
                     Ok::<_, ServiceError>((r.keys, json))
                 }
@@ -191,9 +189,9 @@ pub fn serve_object_map(
         move |req: RecallMemoryRequest| {
             let p = p.clone();
             async move {
-                let room = Some(req.room.trim()).filter(|r| !r.is_empty());
                 let out = async {
-                    let r = p.recollect(&req.query, room).await?;
+                    let within = within_of(&req.room, &req.storey)?;
+                    let r = p.recollect(&req.query, &within).await?;
                     let json = to_json(&r, "the recollection")?;
                     Ok::<_, ServiceError>((r, json))
                 }
@@ -455,13 +453,14 @@ impl ObjectMapClient {
         self
     }
 
-    /// `object_retrieval` within `room` (empty: anywhere).
-    async fn retrieve_in(&self, query: &str, room: &str) -> Result<Retrieval, ServiceError> {
+    /// `object_retrieval` within a room, on a storey, or anywhere.
+    async fn retrieve_in(&self, query: &str, within: &Within) -> Result<Retrieval, ServiceError> {
         let r = self
             .retrieve
             .call(RetrieveObjectsRequest {
                 query: query.to_owned(),
-                room: room.to_owned(),
+                room: within.room.clone().unwrap_or_default(),
+                storey: within.storey.map(|s| s.to_string()).unwrap_or_default(),
             })
             .await
             .map_err(|e| transport_error(&e, names::RETRIEVE_SERVICE))?;
@@ -472,26 +471,46 @@ impl ObjectMapClient {
     }
 }
 
+/// A request's room and storey fields (empty: anywhere) as a typed [`Within`]; a storey
+/// that is not one is refused naming the field and its value.
+fn within_of(room: &str, storey: &str) -> Result<Within, ServiceError> {
+    let room = Some(room.trim())
+        .filter(|r| !r.is_empty())
+        .map(str::to_owned);
+    let storey = match storey.trim() {
+        "" => None,
+        s => Some(s.parse::<asp_core::Storey>().map_err(|e| {
+            ServiceError::new(FailureKind::InvalidArgument, format!("storey: {e}"))
+        })?),
+    };
+    Ok(Within { room, storey })
+}
+
 #[async_trait]
 impl ObjectMapPort for ObjectMapClient {
     async fn retrieve(&self, query: &str) -> Result<Retrieval, ServiceError> {
-        self.retrieve_in(query, "").await
+        self.retrieve_in(query, &Within::anywhere()).await
     }
 
-    async fn retrieve_in_room(&self, query: &str, room: &str) -> Result<Retrieval, ServiceError> {
-        self.retrieve_in(query, room).await
+    async fn retrieve_within(
+        &self,
+        query: &str,
+        within: &Within,
+    ) -> Result<Retrieval, ServiceError> {
+        self.retrieve_in(query, within).await
     }
 
     async fn recollect(
         &self,
         query: &str,
-        room: Option<&str>,
+        within: &Within,
     ) -> Result<asp_core::Recollection, ServiceError> {
         let r = self
             .recall
             .call(RecallMemoryRequest {
                 query: query.to_owned(),
-                room: room.unwrap_or_default().to_owned(),
+                room: within.room.clone().unwrap_or_default(),
+                storey: within.storey.map(|s| s.to_string()).unwrap_or_default(),
             })
             .await
             .map_err(|e| transport_error(&e, names::RECALL_MEMORY_SERVICE))?;
@@ -622,6 +641,21 @@ impl ObjectMapPort for ObjectMapClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_requests_room_and_storey_are_typed_or_refused() {
+        assert_eq!(within_of(" ", "").unwrap(), Within::anywhere());
+        let w = within_of("office", "the second floor").unwrap();
+        assert_eq!(w.room.as_deref(), Some("office"));
+        assert_eq!(w.storey, Some(asp_core::Storey::Numbered(2)));
+        let e = within_of("", "attic").unwrap_err();
+        assert_eq!(e.failure.kind, FailureKind::InvalidArgument);
+        assert!(
+            e.message.contains("storey") && e.message.contains("\"attic\""),
+            "{}",
+            e.message
+        );
+    }
 
     #[test]
     fn spatial_queries_round_trip_through_requests() {

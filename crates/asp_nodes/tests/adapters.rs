@@ -77,9 +77,9 @@ impl ObjectMapPort for OneMug {
     async fn recollect(
         &self,
         query: &str,
-        room: Option<&str>,
+        within: &asp_core::Within,
     ) -> Result<asp_core::Recollection, ServiceError> {
-        if room == Some("attic") {
+        if within.room.as_deref() == Some("attic") {
             return Err(ServiceError::new(
                 FailureKind::Perception,
                 "cannot tell where the attic is",
@@ -87,7 +87,8 @@ impl ObjectMapPort for OneMug {
         }
         Ok(asp_core::Recollection {
             query: query.to_owned(),
-            room: room.map(str::to_owned),
+            room: within.room.clone(),
+            storey: within.storey,
             consulted: true,
             places: vec![asp_core::RecalledObject {
                 description: "red stapler".into(),
@@ -230,13 +231,25 @@ async fn map_failures_keep_their_kind_across_the_wire() {
         SpatialAnswer::Number(0.5)
     );
     // what the building memory recalls crosses whole, its failures keep their kind
-    let recalled = client.recollect("stapler", Some("office")).await.unwrap();
+    let office = asp_core::Within::room("office");
+    let recalled = client.recollect("stapler", &office).await.unwrap();
     assert_eq!(
         recalled,
-        OneMug.recollect("stapler", Some("office")).await.unwrap()
+        OneMug.recollect("stapler", &office).await.unwrap()
+    );
+    // a storey crosses as its name and arrives as the same typed value
+    let upstairs = asp_core::Within {
+        storey: Some(asp_core::Storey::Numbered(2)),
+        ..office
+    };
+    let recalled = client.recollect("stapler", &upstairs).await.unwrap();
+    assert_eq!(recalled.storey, Some(asp_core::Storey::Numbered(2)));
+    assert_eq!(
+        recalled,
+        OneMug.recollect("stapler", &upstairs).await.unwrap()
     );
     let e = client
-        .recollect("stapler", Some("attic"))
+        .recollect("stapler", &asp_core::Within::room("attic"))
         .await
         .unwrap_err();
     assert_eq!(e.failure.kind, FailureKind::Perception);

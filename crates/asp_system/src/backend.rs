@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use asp_affordance::{AffordanceReport, DetectedAffordance};
 use asp_agent::{ActionReport, Found, ToolBackend, ToolContext, ToolFailure, ToolResult, Verdict};
-use asp_core::{FailureKind, ObjectKey, Recollection, Skill};
+use asp_core::{FailureKind, ObjectKey, Recollection, Skill, Within};
 use asp_perception::Retrieval;
 use asp_skills::{HeldObject, SkillReport, SkillRequest};
 use asp_verify::Relation;
@@ -575,14 +575,14 @@ impl ToolBackend for GraphBackend {
     async fn object_retrieval(
         &self,
         query: &str,
-        room: Option<&str>,
+        within: &Within,
         ctx: &ToolContext,
     ) -> ToolResult<Found> {
-        let retrieval = match room {
-            Some(room) => self.map.retrieve_in_room(query, room).await,
-            None => self.map.retrieve(query).await,
-        }
-        .map_err(tool_failure)?;
+        let retrieval = self
+            .map
+            .retrieve_within(query, within)
+            .await
+            .map_err(tool_failure)?;
         let found = Found {
             keys: retrieval.keys.clone(),
             room: retrieval.room.clone(),
@@ -597,10 +597,13 @@ impl ToolBackend for GraphBackend {
     async fn recall_memory(
         &self,
         query: &str,
-        room: Option<&str>,
+        within: &Within,
         _: &ToolContext,
     ) -> ToolResult<Recollection> {
-        self.map.recollect(query, room).await.map_err(tool_failure)
+        self.map
+            .recollect(query, within)
+            .await
+            .map_err(tool_failure)
     }
 
     async fn distance_to(&self, obj: &ObjectKey, _: &ToolContext) -> ToolResult<f64> {

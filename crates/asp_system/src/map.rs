@@ -14,7 +14,7 @@ use asp_core::robot::{
 };
 use asp_core::{
     FailureKind, FrameId, Object, ObjectId, ObjectKey, ObjectMap, Point3, PointCloud, Pose2D, Real,
-    RgbdFrame, Transform,
+    RgbdFrame, Transform, Within,
 };
 use asp_perception::completion::complete_partial_view;
 use asp_perception::concepts::ConceptGrounder;
@@ -110,6 +110,56 @@ struct MapState {
     room: Option<RoomFilter>,
     /// `agent_node.building_memory.room_kinds` embedded, once a room was named.
     room_kinds: Vec<Vec<f32>>,
+    /// The storey the request being served keeps to ("upstairs"), as `room`.
+    storey: Option<StoreyFilter>,
+}
+
+/// A named storey as the elevator's storeys tell it.
+#[derive(Debug, Clone)]
+struct StoreyFilter {
+    storey: asp_core::Storey,
+    /// The elevator's storeys it names (0: the ground floor).
+    storeys: Vec<usize>,
+    /// Heights in the building's frame, `[low, high)`: from half a metre below the
+    /// lowest named storey's floor to half a metre below the floor above the highest.
+    heights: [f64; 2],
+    /// The base is on one of `storeys`: the live map is of it (kept up to date as the
+    /// base rides the elevator).
+    robot_on_it: bool,
+}
+
+impl StoreyFilter {
+    /// "upstairs (floor 2)", "floor 1 (the ground floor)".
+    fn said(&self, numbering: asp_core::FloorNumbering) -> String {
+        let floors: Vec<String> = self
+            .storeys
+            .iter()
+            .map(|&k| (k as u32 + numbering.ground).to_string())
+            .collect();
+        let floors = match floors.as_slice() {
+            [one] => format!("floor {one}"),
+            many => format!("floors {}", many.join(", ")),
+        };
+        match self.storey {
+            asp_core::Storey::Numbered(_) => floors,
+            s => format!("{s} ({floors})"),
+        }
+    }
+}
+
+/// The band of heights (the building's frame) storeys `named` of the elevator's
+/// (floors at `floors`, ground first) cover: [`StoreyFilter::heights`].
+fn storey_band(floors: &[f64], named: &[usize]) -> [f64; 2] {
+    let (Some(&lo), Some(&hi)) = (named.iter().min(), named.iter().max()) else {
+        return [f64::NEG_INFINITY, f64::INFINITY];
+    };
+    let low = if lo == 0 {
+        f64::NEG_INFINITY
+    } else {
+        floors[lo] - 0.5
+    };
+    let high = floors.get(hi + 1).map_or(f64::INFINITY, |f| f - 0.5);
+    [low, high]
 }
 
 /// A named room as the building memory tells it.
@@ -519,6 +569,7 @@ impl MapService {
                 building: None,
                 room: None,
                 room_kinds: Vec::new(),
+                storey: None,
             }),
         })
     }
@@ -816,6 +867,19 @@ impl MapService {
         ))
     }
 
+    /// How the site numbers its floors (`agent_node.building_memory.elevator`).
+    fn floor_numbering(&self) -> asp_core::FloorNumbering {
+        asp_core::FloorNumbering {
+            ground: self
+                .cfg
+                .config
+                .agent_node
+                .building_memory
+                .elevator
+                .ground_floor_number,
+        }
+    }
+
     /// The floor heights of the elevator's storeys, metres in the building's frame.
     fn storey_heights(&self) -> Vec<f64> {
         self.cfg
@@ -1103,8 +1167,11 @@ impl MapService {
         let query = ask.confirm;
         let passed_over = not_passed_over(&st.withdrawn, query, self.max_shift());
         let room = st.room.clone();
+        // the live map is of the base's storey: of another, nothing in it counts
+        let storey_here = st.storey.as_ref().is_none_or(|f| f.robot_on_it);
         let eligible = |o: &Object| {
             passed_over(o)
+                && storey_here
                 && room
                     .as_ref()
                     .is_none_or(|r| o.point_cloud.centroid().is_some_and(|c| r.contains(c)))
@@ -1619,6 +1686,9 @@ impl MapService {
         st.seen_poses.clear();
         st.seen_from = None;
         st.placed_at = None;
+        if let Some(f) = st.storey.as_mut() {
+            f.robot_on_it = f.storeys.contains(&to);
+        }
         info!(storey = to, "off the elevator; the live map starts afresh");
         Ok(())
     }
@@ -1671,7 +1741,8 @@ impl MapService {
         } else {
             query
         };
-        let here = st.room.as_ref().is_none_or(|r| r.robot_in_it);
+        let here = st.room.as_ref().is_none_or(|r| r.robot_in_it)
+            && st.storey.as_ref().is_none_or(|f| f.robot_on_it);
         // nothing matched: look from the poses this map has not seen yet, then again
         if retrieval.keys.is_empty() && here && self.look_around(st).await? {
             info!(
@@ -1801,13 +1872,33 @@ impl MapService {
     async fn remembered(
         &self,
         query: &str,
+        within: &Within,
+    ) -> Result<asp_core::Recollection, ServiceError> {
+        let mut st = self.state.lock().await;
+        st.storey = match within.storey {
+            Some(storey) => Some(self.storey_filter(storey).await?),
+            None => None,
+        };
+        let out = self
+            .remembered_within(&mut st, query, within.room.as_deref())
+            .await;
+        st.storey = None;
+        out
+    }
+
+    /// [`Self::remembered`] with the storey's filter in `st`.
+    async fn remembered_within(
+        &self,
+        st: &mut MapState,
+        query: &str,
         room: Option<&str>,
     ) -> Result<asp_core::Recollection, ServiceError> {
         use asp_core::{RecalledObject, Recollection};
-        use asp_memory::building::{PassOver, RoomParams, recall_request, zone_kinds, zone_of};
+        use asp_memory::building::{
+            PassOver, RecallScope, RoomParams, recall_request, zone_kinds, zone_of,
+        };
         let m = &self.cfg.config.agent_node.building_memory;
-        let mut st = self.state.lock().await;
-        let Some(memory) = self.building_memory(&mut st)? else {
+        let Some(memory) = self.building_memory(st)? else {
             let path = self.cfg.data_path(&m.database);
             return Ok(Recollection::unavailable(
                 query,
@@ -1818,7 +1909,7 @@ impl MapService {
             ));
         };
         let scope = match room {
-            Some(room) => match self.room_filter(&mut st, room)? {
+            Some(room) => match self.room_filter(st, room)? {
                 Some(filter) => Some(filter.scope),
                 None => {
                     return Ok(Recollection {
@@ -1834,16 +1925,32 @@ impl MapService {
             },
             None => None,
         };
+        let heights = match self.recall_heights(st) {
+            Ok(h) => h,
+            Err(why) => {
+                return Ok(Recollection {
+                    room: room.map(str::to_owned),
+                    storey: st.storey.as_ref().map(|f| f.storey),
+                    ..Recollection::unavailable(
+                        query,
+                        format!("the building memory cannot keep to the storey: {why}"),
+                    )
+                });
+            }
+        };
         let text = self.embed_text(query)?;
         let max = m.max_places.max(1);
         let places = recall_request(
             &memory,
             query,
             &text,
-            scope.as_ref(),
+            RecallScope {
+                room: scope.as_ref(),
+                heights,
+            },
             m.min_relevance,
             PassOver {
-                vacated: &Self::vacated(&st),
+                vacated: &Self::vacated(st),
                 ..PassOver::default()
             },
             max + st.stale.len(),
@@ -1855,7 +1962,7 @@ impl MapService {
             .partition(|p| st.stale.iter().any(|s| near(s, &p.position)));
         // places found empty for requests like this one, in this run or before (the
         // memory keeps them), each once
-        let mut empty: Vec<[f64; 3]> = Self::vacated(&st)
+        let mut empty: Vec<[f64; 3]> = Self::vacated(st)
             .iter()
             .filter(|v| v.is_like(&text))
             .map(|v| v.position)
@@ -1865,7 +1972,7 @@ impl MapService {
                 empty.push(p.position);
             }
         }
-        self.embed_room_kinds(&mut st)?;
+        self.embed_room_kinds(st)?;
         let params = RoomParams {
             margin: m.room_margin,
             temperature: m.room_temperature,
@@ -1874,7 +1981,7 @@ impl MapService {
         let base = self.base.base_pose().await.ok();
         // places are told in the map the base navigates in (a building memory's frame
         // moved there); unrelated frames leave them as remembered, without distances
-        let to_map = self.memory_to_map(&st).await;
+        let to_map = self.memory_to_map(st).await;
         let places = fresh
             .into_iter()
             .take(max)
@@ -1916,6 +2023,9 @@ impl MapService {
                 )
             });
         }
+        if let Some(f) = &st.storey {
+            notes.push(format!("kept to {}", f.said(self.floor_numbering())));
+        }
         if !empty.is_empty() {
             notes.push(format!(
                 "{} place(s) looked at since the tour and found empty left out",
@@ -1925,6 +2035,7 @@ impl MapService {
         Ok(Recollection {
             query: query.to_owned(),
             room: room.map(str::to_owned),
+            storey: st.storey.as_ref().map(|f| f.storey),
             consulted: true,
             places,
             note: notes.join("; "),
@@ -1956,7 +2067,9 @@ impl MapService {
             margin: m.room_margin,
             temperature: m.room_temperature,
         };
-        let scope = asp_memory::building::room_scope(&memory, &names, &params).ok_or_else(|| {
+        // a storey named too: the room's zones on it
+        let heights = self.recall_heights(st).ok().flatten();
+        let scope = asp_memory::building::room_scope(&memory, &names, &params, heights).ok_or_else(|| {
             ServiceError::new(
                 FailureKind::Perception,
                 format!(
@@ -1971,6 +2084,64 @@ impl MapService {
         }))
     }
 
+    /// The heights (the memory's frame) recall keeps to for the request's storey:
+    /// `None` for anywhere; `Err` when the memory cannot tell storeys (its views are in
+    /// one storey's map) and the storey named is not the base's.
+    fn recall_heights(&self, st: &MapState) -> Result<Option<[f64; 2]>, String> {
+        let Some(f) = &st.storey else {
+            return Ok(None);
+        };
+        let building = &self.cfg.config.common.frames.building;
+        match st.building.as_ref().and_then(|c| c.frame.as_deref()) {
+            Some(frame) if frame == building.as_str() => Ok(Some(f.heights)),
+            // a memory of one storey's map: of the base's storey, as recall takes it
+            _ if f.robot_on_it => Ok(None),
+            frame => Err(format!(
+                "its views are in one storey's map ({}), not the building's frame ({building}), so it cannot tell other storeys",
+                frame.unwrap_or("map")
+            )),
+        }
+    }
+
+    /// The storey `storey` names, as the elevator's storeys (agent_node.building_memory
+    /// .elevator) tell it for the storey the base is on; an error naming why when there
+    /// is none (no storey above the top one, no elevator set up, TF silent).
+    async fn storey_filter(&self, storey: asp_core::Storey) -> Result<StoreyFilter, ServiceError> {
+        let elevator = &self.cfg.config.agent_node.building_memory.elevator;
+        let numbering = self.floor_numbering();
+        let invalid = |why: String| {
+            ServiceError::new(
+                FailureKind::InvalidArgument,
+                format!("cannot keep to {storey}: {why}"),
+            )
+        };
+        if elevator.storeys.is_empty() {
+            return Err(invalid(
+                "the site's storeys are not set up (agent_node.building_memory.elevator.storeys); ask without the storey".into(),
+            ));
+        }
+        let floors = self.storey_heights();
+        let here = if floors.len() == 1 {
+            0
+        } else {
+            self.storey_here().await.map_err(|why| {
+                ServiceError::new(
+                    FailureKind::Perception,
+                    format!("cannot keep to {storey}: {why}"),
+                )
+            })?
+        };
+        let storeys = storey
+            .resolve(floors.len(), here, numbering)
+            .map_err(invalid)?;
+        Ok(StoreyFilter {
+            storey,
+            heights: storey_band(&floors, &storeys),
+            robot_on_it: storeys.contains(&here),
+            storeys,
+        })
+    }
+
     /// Goes to where the building memory saw what `query` asks for and looks again
     /// (SPEC §3.2, re-detection on arrival): the best remembered places in turn, each
     /// from the pose its view was taken from, a sideways search there when the look
@@ -1981,7 +2152,7 @@ impl MapService {
         st: &mut MapState,
         query: &str,
     ) -> Result<Option<Retrieval>, ServiceError> {
-        use asp_memory::building::{PassOver, recall_request};
+        use asp_memory::building::{PassOver, RecallScope, recall_request};
         let m = &self.cfg.config.agent_node.building_memory;
         if !m.recall {
             return Ok(None);
@@ -1989,12 +2160,23 @@ impl MapService {
         let Some(memory) = self.building_memory(st)? else {
             return Ok(None);
         };
+        let heights = match self.recall_heights(st) {
+            Ok(h) => h,
+            Err(why) => {
+                info!(query, "the building memory not consulted: {why}");
+                return Ok(None);
+            }
+        };
         let text = self.embed_text(query)?;
+        let scope = RecallScope {
+            room: st.room.as_ref().map(|r| &r.scope),
+            heights,
+        };
         let places = recall_request(
             &memory,
             query,
             &text,
-            st.room.as_ref().map(|r| &r.scope),
+            scope,
             m.min_relevance,
             PassOver {
                 looked: &st.stale,
@@ -2317,73 +2499,99 @@ fn scratch_map(frame: &FrameId, clouds: &[&PointCloud]) -> ObjectMap {
 #[async_trait]
 impl ObjectMapPort for MapService {
     async fn retrieve(&self, query: &str) -> Result<Retrieval, ServiceError> {
-        let mut st = self.state.lock().await;
-        if !st.built {
-            self.build(&mut st).await?;
-        }
-        // a room request dropped half-way (cancelled) leaves no room behind
-        st.room = None;
-        self.retrieve_here_or_remembered(&mut st, query).await
+        self.retrieve_within(query, &Within::anywhere()).await
     }
 
-    async fn retrieve_in_room(&self, query: &str, room: &str) -> Result<Retrieval, ServiceError> {
+    async fn retrieve_within(
+        &self,
+        query: &str,
+        within: &Within,
+    ) -> Result<Retrieval, ServiceError> {
         let mut st = self.state.lock().await;
         if !st.built {
             self.build(&mut st).await?;
         }
-        let Some(filter) = self.room_filter(&mut st, room)? else {
-            let why = if self.cfg.config.agent_node.building_memory.rooms {
-                "there is no building memory to tell rooms by"
-            } else {
-                "rooms are off (agent_node.building_memory.rooms)"
-            };
-            warn!(
-                room,
-                query, "{why}: retrieving anywhere, the room unchecked"
+        // a request dropped half-way (cancelled) leaves no room or storey behind
+        st.room = None;
+        st.storey = None;
+        if let Some(storey) = within.storey {
+            let filter = self.storey_filter(storey).await?;
+            info!(
+                query,
+                storey = %storey,
+                storeys = ?filter.storeys,
+                heights = ?filter.heights,
+                robot_on_it = filter.robot_on_it,
+                "retrieval keeps to a storey"
             );
-            let mut out = self.retrieve_here_or_remembered(&mut st, query).await?;
-            out.room = Some(format!(
-                "the {room} was not checked, {why}: what was found may be anywhere"
-            ));
-            return Ok(out);
-        };
-        let here = match self.base.base_pose().await {
-            Ok(p) => filter.contains(Point3::new(p.x, p.y, 0.0)),
-            Err(_) => false,
-        };
-        info!(
-            room,
-            taken_for = ?filter.scope.evidence,
-            zones = ?filter.scope.zones,
-            score = filter.scope.score,
-            robot_in_it = here,
-            "retrieval keeps to a room"
-        );
-        st.room = Some(RoomFilter {
-            robot_in_it: here,
-            ..filter
-        });
+            st.storey = Some(filter);
+        }
+        let mut notes = Vec::new();
+        if let Some(room) = within.room.as_deref() {
+            match self.room_filter(&mut st, room) {
+                Ok(Some(filter)) => {
+                    let here = match self.base.base_pose().await {
+                        Ok(p) => filter.contains(Point3::new(p.x, p.y, 0.0)),
+                        Err(_) => false,
+                    };
+                    info!(
+                        room,
+                        taken_for = ?filter.scope.evidence,
+                        zones = ?filter.scope.zones,
+                        score = filter.scope.score,
+                        robot_in_it = here,
+                        "retrieval keeps to a room"
+                    );
+                    let taken_for = filter.scope.evidence.join(", ");
+                    notes.push(if taken_for.is_empty() {
+                        format!("kept to the {room} as the building memory tells it")
+                    } else {
+                        format!("kept to the {room}: where the building memory saw {taken_for}")
+                    });
+                    st.room = Some(RoomFilter {
+                        robot_in_it: here,
+                        ..filter
+                    });
+                }
+                Ok(None) => {
+                    let why = if self.cfg.config.agent_node.building_memory.rooms {
+                        "there is no building memory to tell rooms by"
+                    } else {
+                        "rooms are off (agent_node.building_memory.rooms)"
+                    };
+                    warn!(
+                        room,
+                        query, "{why}: retrieving anywhere, the room unchecked"
+                    );
+                    notes.push(format!(
+                        "the {room} was not checked, {why}: what was found may be anywhere"
+                    ));
+                }
+                Err(e) => {
+                    st.storey = None;
+                    return Err(e);
+                }
+            }
+        }
+        if let Some(f) = &st.storey {
+            notes.push(format!("kept to {}", f.said(self.floor_numbering())));
+        }
         let out = self.retrieve_here_or_remembered(&mut st, query).await;
-        let taken_for = st
-            .room
-            .take()
-            .map(|f| f.scope.evidence.join(", "))
-            .unwrap_or_default();
+        st.room = None;
+        st.storey = None;
         let mut out = out?;
-        out.room = Some(if taken_for.is_empty() {
-            format!("kept to the {room} as the building memory tells it")
-        } else {
-            format!("kept to the {room}: where the building memory saw {taken_for}")
-        });
+        if !notes.is_empty() {
+            out.room = Some(notes.join("; "));
+        }
         Ok(out)
     }
 
     async fn recollect(
         &self,
         query: &str,
-        room: Option<&str>,
+        within: &Within,
     ) -> Result<asp_core::Recollection, ServiceError> {
-        self.remembered(query, room).await
+        self.remembered(query, within).await
     }
 
     async fn spatial(&self, query: &SpatialQuery) -> Result<SpatialAnswer, ServiceError> {

@@ -9,7 +9,7 @@
 use asp_affordance::AffordanceReport;
 use asp_core::robot::CancellationToken;
 use asp_core::{
-    Failure, FailureKind, Object, ObjectKey, ObjectMap, Point3, PointCloud, Pose2D, Skill,
+    Failure, FailureKind, Object, ObjectKey, ObjectMap, Point3, PointCloud, Pose2D, Skill, Within,
 };
 use asp_nav::Selection;
 use asp_perception::Retrieval;
@@ -131,30 +131,37 @@ pub struct RelocalizedObject {
 pub trait ObjectMapPort: Send + Sync {
     /// `object_retrieval` (SPEC §1.3); builds the map first if it was never built.
     async fn retrieve(&self, query: &str) -> Result<Retrieval, ServiceError>;
-    /// [`Self::retrieve`] among the objects in `room` ("the desk in the office"), as the
-    /// map tells rooms (the building memory's); a map that cannot tell rooms says so.
-    async fn retrieve_in_room(&self, query: &str, room: &str) -> Result<Retrieval, ServiceError> {
-        let _ = query;
+    /// [`Self::retrieve`] among the objects in a room ("the desk in the office"), on a
+    /// storey ("the phone upstairs"), or both, as the map tells rooms (the building
+    /// memory's) and storeys (the elevator's); a map that cannot tell them says so.
+    async fn retrieve_within(
+        &self,
+        query: &str,
+        within: &Within,
+    ) -> Result<Retrieval, ServiceError> {
+        if within.is_anywhere() {
+            return self.retrieve(query).await;
+        }
         Err(ServiceError::new(
             FailureKind::InvalidArgument,
             format!(
-                "this object map cannot tell rooms apart, so not the {room}; ask without the room"
+                "this object map cannot tell rooms or storeys apart, so not {query:?}{within}; ask without where"
             ),
         ))
     }
-    /// What the building memory (the robot's tour) saw like `query`, within `room` when
-    /// one is named: places, best first, without moving the robot. A map without a
-    /// building memory says it consulted none.
+    /// What the building memory (the robot's tour) saw like `query`, within a room or
+    /// on a storey when one is named: places, best first, without moving the robot. A
+    /// map without a building memory says it consulted none.
     async fn recollect(
         &self,
         query: &str,
-        room: Option<&str>,
+        within: &Within,
     ) -> Result<asp_core::Recollection, ServiceError> {
-        let _ = room;
-        Ok(asp_core::Recollection::unavailable(
-            query,
-            "this object map keeps no building memory",
-        ))
+        Ok(asp_core::Recollection {
+            room: within.room.clone(),
+            storey: within.storey,
+            ..asp_core::Recollection::unavailable(query, "this object map keeps no building memory")
+        })
     }
     async fn spatial(&self, query: &SpatialQuery) -> Result<SpatialAnswer, ServiceError>;
     async fn object(&self, key: &ObjectKey) -> Result<MapObject, ServiceError>;

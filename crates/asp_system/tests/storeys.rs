@@ -2,12 +2,14 @@
 //! storeys (riding the elevator up and back), recorded in the building's frame; the
 //! memory built from it keeps the storeys apart, and a robot on the ground floor asked
 //! for an object the tour saw upstairs drives to the elevator, rides up, and finds the
-//! object where the tour saw it.
+//! object where the tour saw it, also when the request keeps to a storey ("upstairs",
+//! "floor 2").
 #![allow(clippy::unwrap_used)]
 
 mod common;
 
-use asp_memory::building::{BuildingMemory, PassOver, recall_request};
+use asp_core::{Storey, Within};
+use asp_memory::building::{BuildingMemory, PassOver, RecallScope, recall_request};
 use asp_sim::building::{Recipe, generate, write};
 use asp_simulation::tour::tour_into_memory;
 use asp_simulation::{SimSystem, SystemOptions};
@@ -117,7 +119,7 @@ async fn an_object_seen_upstairs_is_fetched_by_riding_the_elevator() {
                 memory.hierarchy(),
                 &o.description,
                 &text,
-                None,
+                RecallScope::default(),
                 0.8,
                 PassOver::default(),
                 1,
@@ -141,7 +143,46 @@ async fn an_object_seen_upstairs_is_fetched_by_riding_the_elevator() {
         .await
         .unwrap();
     assert_eq!(system.sim.storey(), Some((0, 0.0)));
-    let found = system.map.retrieve(&wanted).await.unwrap();
+    // storeys as requests name them, told without moving: "on floor 2" (the ground
+    // floor is floor 1 by default) is upstairs, "this floor" is the ground floor's
+    // places, and from the ground floor nothing is downstairs
+    let floor_2 = Within::storey(Storey::Numbered(2));
+    let up = system.map.recollect(&wanted, &floor_2).await.unwrap();
+    assert!(
+        !up.places.is_empty() && up.places.iter().all(|p| p.position[2] > height - 0.5),
+        "{up:?}"
+    );
+    assert!(up.note.contains("kept to floor 2"), "{}", up.note);
+    let here = Within::storey(Storey::Same);
+    let same = system.map.recollect(&wanted, &here).await.unwrap();
+    assert!(
+        same.places.iter().all(|p| p.position[2] < height - 0.5),
+        "{same:?}"
+    );
+    let below = Within::storey(Storey::Below);
+    let e = system
+        .map
+        .retrieve_within(&wanted, &below)
+        .await
+        .unwrap_err();
+    assert_eq!(e.failure.kind, asp_core::FailureKind::InvalidArgument);
+    assert!(e.message.contains("no storey below"), "{}", e.message);
+    assert_eq!(system.sim.storey(), Some((0, 0.0)), "no motion");
+    // "the … upstairs": nothing in the ground floor's live map counts; the memory's
+    // place upstairs is ridden to and the object found there
+    let upstairs = Within::storey(Storey::Above);
+    let found = system
+        .map
+        .retrieve_within(&wanted, &upstairs)
+        .await
+        .unwrap();
+    assert!(
+        found
+            .room
+            .as_deref()
+            .is_some_and(|n| n.contains("upstairs (floor 2)")),
+        "{found:?}"
+    );
     assert!(!found.keys.is_empty(), "{found:?}");
     assert_eq!(
         system.sim.storey(),

@@ -242,7 +242,11 @@ async fn an_explored_tour_is_recorded_and_becomes_a_building_memory_that_finds_o
         "the base did not go to where the tour saw the phone: {start:?} → {here:?}"
     );
     // asked again, the memory leaves out the place found empty, and says so
-    let said = system.map.recollect("desk telephone", None).await.unwrap();
+    let said = system
+        .map
+        .recollect("desk telephone", &asp_core::Within::anywhere())
+        .await
+        .unwrap();
     assert!(said.note.contains("found empty left out"), "{said:?}");
     let phone = truth[0].1;
     let away_from_phone = |p: &[f64; 3]| (p[0] - phone[0]).hypot(p[1] - phone[1]) > 0.5;
@@ -271,14 +275,22 @@ async fn an_explored_tour_is_recorded_and_becomes_a_building_memory_that_finds_o
     );
     drop(memory);
     let (system, _) = common::start_on(&fresh, "mobile/dial_phone.yaml", false).await;
-    let said = system.map.recollect("desk telephone", None).await.unwrap();
+    let said = system
+        .map
+        .recollect("desk telephone", &asp_core::Within::anywhere())
+        .await
+        .unwrap();
     assert!(said.note.contains("found empty left out"), "{said:?}");
     assert!(
         said.places.iter().all(|p| away_from_phone(&p.position)),
         "{said:?}"
     );
     // and only requests like the phone's: the stapler is still remembered
-    let stapler = system.map.recollect("red stapler", None).await.unwrap();
+    let stapler = system
+        .map
+        .recollect("red stapler", &asp_core::Within::anywhere())
+        .await
+        .unwrap();
     assert!(!stapler.places.is_empty(), "{stapler:?}");
     drop(system);
 

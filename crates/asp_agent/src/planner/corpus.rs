@@ -1,6 +1,6 @@
 //! The goal corpus (`config/goals/`, issue 15): goals as people say them, each with the
 //! structured plan it should produce — the object's own words apart from its attributes,
-//! relation, ordinal, room and count — or the class of refusal it should get; and the
+//! relation, ordinal, room, storey and count — or the class of refusal it should get; and the
 //! scoring of a planner against it (exact plan, per split and category, with the misses).
 //!
 //! The structured plan is what the planner is measured on: the goal grammar
@@ -31,6 +31,9 @@ pub struct ObjectRef {
     pub ordinal: Option<Ordinal>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub room: Option<String>,
+    /// "upstairs", "on the second floor".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storey: Option<asp_core::Storey>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<u32>,
 }
@@ -44,6 +47,7 @@ impl ObjectRef {
             relation: None,
             ordinal: None,
             room: None,
+            storey: None,
             count: None,
         }
     }
@@ -60,6 +64,7 @@ impl ObjectRef {
             && sorted(&self.excluded) == sorted(&other.excluded)
             && self.ordinal == other.ordinal
             && self.room == other.room
+            && self.storey == other.storey
             && self.count == other.count
             && match (&self.relation, &other.relation) {
                 (None, None) => true,
@@ -216,7 +221,11 @@ fn object_difference(a: &ObjectRef, b: &ObjectRef) -> &'static str {
         return "ordinal";
     }
     x.room.clone_from(&b.room);
-    if x.same(b) { "room" } else { "count" }
+    if x.same(b) {
+        return "room";
+    }
+    x.storey = b.storey;
+    if x.same(b) { "storey" } else { "count" }
 }
 
 /// Why a goal is refused.

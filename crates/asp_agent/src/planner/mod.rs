@@ -14,6 +14,7 @@ pub mod understand;
 use std::collections::BTreeSet;
 use std::fmt;
 
+use asp_core::{Storey, Within};
 use serde::{Deserialize, Serialize};
 
 /// The closed set of subtask verbs.
@@ -98,6 +99,13 @@ pub struct Subtask {
     /// Place only: the room of the location ("the desk in the office").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location_room: Option<String>,
+    /// The storey the object is on, when the goal names one ("the phone upstairs"):
+    /// retrieval keeps to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storey: Option<Storey>,
+    /// Place only: the storey of the location ("the coffee table upstairs").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location_storey: Option<Storey>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preposition: Option<Preposition>,
     /// The motion for `interact` when the verb alone does not say it: "press the bell
@@ -123,6 +131,8 @@ impl Subtask {
             location_part: None,
             room: None,
             location_room: None,
+            storey: None,
+            location_storey: None,
             preposition: None,
             action: None,
             excluded: Vec::new(),
@@ -158,6 +168,24 @@ impl Subtask {
     }
 }
 
+impl Subtask {
+    /// Where retrieval of the object keeps to.
+    pub fn within(&self) -> Within {
+        Within {
+            room: self.room.clone(),
+            storey: self.storey,
+        }
+    }
+
+    /// Where retrieval of the location keeps to.
+    pub fn location_within(&self) -> Within {
+        Within {
+            room: self.location_room.clone(),
+            storey: self.location_storey,
+        }
+    }
+}
+
 fn the(s: &str) -> String {
     format!("the {s}")
 }
@@ -172,8 +200,8 @@ impl fmt::Display for Subtask {
             _ => write!(f, "{}", the(&self.object))?,
         }
         // a place puts down the held object: where it was is the pick-up's to say
-        if let Some(room) = self.room.as_ref().filter(|_| self.verb != Verb::Place) {
-            write!(f, " in {}", the(room))?;
+        if self.verb != Verb::Place {
+            write!(f, "{}", self.within())?;
         }
         if let Some(loc) = &self.location {
             let prep = match self.preposition {
@@ -184,9 +212,7 @@ impl fmt::Display for Subtask {
                 Some(p) => write!(f, " {prep} {} of {}", the(p), the(loc))?,
                 None => write!(f, " {prep} {}", the(loc))?,
             }
-            if let Some(room) = &self.location_room {
-                write!(f, " in {}", the(room))?;
-            }
+            write!(f, "{}", self.location_within())?;
         }
         if !self.excluded.is_empty() {
             write!(f, " (not {})", self.excluded.join(", "))?;
@@ -312,6 +338,7 @@ pub fn add_implied_steps(subtasks: Vec<Subtask>) -> Vec<Subtask> {
                 {
                     let mut open = Subtask::new(Verb::Open, container.clone()).implied();
                     open.room.clone_from(&st.room);
+                    open.storey = st.storey;
                     out.push(open);
                     opened.insert((container, None));
                 }
@@ -335,6 +362,7 @@ pub fn add_implied_steps(subtasks: Vec<Subtask>) -> Vec<Subtask> {
                             .with_part(st.location_part.clone())
                             .implied();
                         open.room.clone_from(&st.location_room);
+                        open.storey = st.location_storey;
                         out.insert(pick_up_at.unwrap_or(out.len()), open);
                         opened.insert(key);
                     }
@@ -343,6 +371,7 @@ pub fn add_implied_steps(subtasks: Vec<Subtask>) -> Vec<Subtask> {
                     let mut pick = Subtask::new(Verb::PickUp, st.object.clone()).implied();
                     pick.excluded.clone_from(&st.excluded);
                     pick.room.clone_from(&st.room);
+                    pick.storey = st.storey;
                     out.push(pick);
                 }
                 holding = None;

@@ -93,6 +93,11 @@ pub struct ElevatorConfig {
     /// One per storey, from the ground floor up. Default none.
     #[garde(dive)]
     pub storeys: Vec<ElevatorStorey>,
+    /// The number the site's ground floor goes by, for goals that name floors ("the
+    /// second floor"): 1 where the ground floor is the first (the United States), 0
+    /// where the first is one up (Britain, much of Europe). Default 1.
+    #[garde(range(max = 1))]
+    pub ground_floor_number: u32,
 }
 
 /// Where a storey is and where its elevator is.
@@ -121,6 +126,7 @@ impl Default for ElevatorConfig {
         Self {
             action: "/asp/elevator/ride".into(),
             storeys: Vec::new(),
+            ground_floor_number: 1,
         }
     }
 }

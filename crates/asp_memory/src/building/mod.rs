@@ -28,8 +28,8 @@ use serde::{Deserialize, Serialize};
 
 pub use cluster::{ClusterParams, cluster};
 pub use retrieve::{
-    EmbeddingJudge, InstanceJudge, PassOver, Query, RememberedPlace, RetrievalParams, Retrieved,
-    flat_retrieve, recall_in_room, recall_places, recall_request, retrieve, same_place,
+    EmbeddingJudge, InstanceJudge, PassOver, Query, RecallScope, RememberedPlace, RetrievalParams,
+    Retrieved, flat_retrieve, recall_in_room, recall_places, recall_request, retrieve, same_place,
 };
 pub use rooms::{
     RoomNames, RoomParams, RoomScope, ZoneKind, room_scope, room_scores, zone_kinds, zone_of,

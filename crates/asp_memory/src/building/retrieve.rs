@@ -304,33 +304,45 @@ pub struct PassOver<'a> {
     pub vacated: &'a [Vacated],
 }
 
+/// Where a recall keeps to: a room's zones, a band of heights (a storey), both or
+/// neither.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RecallScope<'a> {
+    pub room: Option<&'a RoomScope>,
+    /// Metres in the memory's frame, `[low, high)`: the traversal keeps to clusters whose
+    /// camera heights overlap it, and places (where objects were) lie in it.
+    pub heights: Option<[f64; 2]>,
+}
+
 /// [`recall_places`] for an object request as `object_retrieval` makes it: its text and
 /// that text's embedding (a request has no image: the visual query is the text's), no
-/// affordance, the default retrieval parameters, within `room` when one is named. The
+/// affordance, the default retrieval parameters, within `scope` (a room, a storey). The
 /// object map's recall and `asp memory find` both ask this, so what the command prints
 /// is what recall drives to.
 pub fn recall_request(
     memory: &Hierarchy,
     instruction: &str,
     text: &[f32],
-    room: Option<&RoomScope>,
+    scope: RecallScope<'_>,
     min_relevance: f32,
     pass_over: PassOver<'_>,
     max: usize,
 ) -> Vec<RememberedPlace> {
     let PassOver { looked, vacated } = pass_over;
+    let RecallScope { room, heights } = scope;
     let query = Query {
         instruction,
         text,
         visual: text,
         affordance: None,
-        heights: None,
+        heights,
     };
     let params = RetrievalParams::default();
     let passed = |at: [f64; 3], inst: &Instance| {
         near_any(looked, &at)
             || vacated.iter().any(|v| v.passes_over(&at, &inst.embedding))
             || room.is_some_and(|r| !r.contains(memory, at))
+            || heights.is_some_and(|[lo, hi]| at[2] < lo || at[2] >= hi)
     };
     recall_where(memory, &query, &params, min_relevance, max, &passed)
 }

@@ -238,15 +238,30 @@ pub fn zone_kinds(
 }
 
 /// The zones taken for the named room: the best scored, every other within
-/// `params.margin` of its score, and the zones most of whose objects those saw. `None`
-/// for a memory without zones or where no zone saw an object.
+/// `params.margin` of its score, and the zones most of whose objects those saw; only
+/// zones whose views' camera heights overlap `heights` when given (a storey: "the
+/// office upstairs"). `None` for a memory without zones or where no zone saw an object.
 pub fn room_scope(
     memory: &Hierarchy,
     names: &RoomNames<'_>,
     params: &RoomParams,
+    heights: Option<[f64; 2]>,
 ) -> Option<RoomScope> {
     let (objects, weights) = zone_objects(memory);
-    let (scored, evidence) = scores(&objects, &weights, names, params);
+    let (mut scored, evidence) = scores(&objects, &weights, names, params);
+    let zones = memory.levels.first().map_or(&[][..], Vec::as_slice);
+    let within = |z: usize| {
+        heights.is_none_or(|[lo, hi]| {
+            zones
+                .get(z)
+                .is_some_and(|n| n.heights[1] >= lo && n.heights[0] < hi)
+        })
+    };
+    for (z, s) in scored.iter_mut().enumerate() {
+        if !within(z) {
+            *s = 0.0;
+        }
+    }
     let (first, &best) = scored
         .iter()
         .enumerate()
@@ -263,7 +278,8 @@ pub fn room_scope(
         .collect();
     best_zones.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut zones: Vec<u32> = best_zones.into_iter().map(|(_, z)| z).collect();
-    zones.extend(sharing_zones(memory, &weights, &zones));
+    let sharing = sharing_zones(memory, &weights, &zones);
+    zones.extend(sharing.into_iter().filter(|&z| within(z as usize)));
     let mut in_room = vec![false; memory.views.len()];
     for &z in &zones {
         for &v in &memory.levels[0][z as usize].children {
@@ -430,7 +446,7 @@ mod tests {
             text: &text,
             kinds: &kinds,
         };
-        room_scope(h, &names, &RoomParams::default())
+        room_scope(h, &names, &RoomParams::default(), None)
     }
 
     /// The office (zones 0 and 1: the desk side and the door side, which sees the same

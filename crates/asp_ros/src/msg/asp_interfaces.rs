@@ -140,6 +140,9 @@ crate::ros_message! {
         pub query: String,
         /// Only objects in this room; empty: anywhere.
         pub room: String,
+        /// Only objects on this storey ("upstairs", "floor 2", asp_core::Storey); empty:
+        /// any.
+        pub storey: String,
     }
 
     pub struct RetrieveObjectsResponse in asp_interfaces / srv as "RetrieveObjects_Response" {
@@ -153,6 +156,8 @@ crate::ros_message! {
         pub query: String,
         /// Only places in this room; empty: anywhere.
         pub room: String,
+        /// Only places on this storey; empty: any.
+        pub storey: String,
     }
 
     pub struct RecallMemoryResponse in asp_interfaces / srv as "RecallMemory_Response" {

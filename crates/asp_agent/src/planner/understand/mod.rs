@@ -619,7 +619,18 @@ impl GoalGrammar {
                 let mut parsed: Vec<(Phrase, Option<Place>)> = Vec::new();
                 for c in &conj {
                     let (object, place) = split_place(c, sense);
-                    let p = self.reader().parse(object);
+                    let mut p = self.reader().parse(object);
+                    // "carry the box upstairs": where it goes, not where it is (and no
+                    // place to put it on: the pick-up is what the skills can do)
+                    let n = object.len();
+                    if sense == Sense::Carry
+                        && place.is_none()
+                        && n >= 2
+                        && matches!(object[n - 1].w.as_str(), "upstairs" | "downstairs")
+                        && !object[n - 2].is("from")
+                    {
+                        p.obj.storey = None;
+                    }
                     d.absorb(&p);
                     let place = place.map(|(prep, loc)| {
                         let lp = (!loc.is_empty()).then(|| self.reader().parse(loc));

@@ -8,6 +8,7 @@ use crate::planner::corpus::{ObjectRef, Ordinal, RelationKind, RelationSpec, Sid
 use super::lexicon::*;
 use super::meaning::{Meaning, RelationMatch};
 use super::tokens::{Tok, singular};
+use asp_core::Storey;
 
 /// Relation words no list knows, matched by meaning ("adjacent to" → near).
 #[derive(Debug, Clone, PartialEq)]
@@ -86,6 +87,53 @@ pub fn room_at(toks: &[Tok], i: usize) -> Option<(String, usize)> {
     // "the games room"
     if toks.get(i + 1).is_some_and(|t| t.is("room")) && !DETERMINERS.contains(&toks[i].w.as_str()) {
         return Some((format!("{} room", toks[i].w), 2));
+    }
+    None
+}
+
+/// The storey `toks[i..]` names and its word count: "upstairs", "from downstairs", "on
+/// the second floor", "on floor 2", "on the floor above", "on the ground level". A
+/// named storey needs its preposition ("the ground floor" alone is a thing to look
+/// at), and the phrase must end after it.
+pub fn storey_at(toks: &[Tok], i: usize) -> Option<(Storey, usize)> {
+    let ends = |k: usize| {
+        toks.get(k)
+            .is_none_or(|t| t.is_mark() || ends_core(toks, k) || find(TRAILERS, &t.w).is_some())
+    };
+    let mut j = i;
+    let prep = matches!(
+        toks.get(i)?.w.as_str(),
+        "on" | "from" | "of" | "at" | "in" | "to"
+    );
+    if prep {
+        j += 1;
+    }
+    match toks.get(j)?.w.as_str() {
+        "upstairs" if ends(j + 1) => return Some((Storey::Above, j + 1 - i)),
+        "downstairs" if ends(j + 1) => return Some((Storey::Below, j + 1 - i)),
+        _ if !prep => return None,
+        _ => {}
+    }
+    if toks.get(j).is_some_and(|t| t.is("the")) {
+        j += 1;
+    }
+    for n in [2, 3] {
+        let Some(words) = toks.get(j..j + n) else {
+            continue;
+        };
+        // "the floor" alone is the floor; a storey is a floor with a word that says which
+        if !words
+            .iter()
+            .any(|t| matches!(t.w.as_str(), "floor" | "storey" | "story" | "level"))
+        {
+            continue;
+        }
+        let said: Vec<&str> = words.iter().map(|t| t.w.as_str()).collect();
+        if let Ok(storey) = said.join(" ").parse::<Storey>()
+            && ends(j + n)
+        {
+            return Some((storey, j + n - i));
+        }
     }
     None
 }
@@ -602,6 +650,8 @@ impl PhraseReader<'_> {
         if head_is_part
             && let Some(t) = toks.get(i)
             && matches!(t.w.as_str(), "on" | "of")
+            // "the shelf on the ground floor": a storey, not an owner
+            && storey_at(toks, i).is_none()
             && toks
                 .get(i + 1)
                 .is_some_and(|n| DETERMINERS.contains(&n.w.as_str()))
@@ -955,6 +1005,12 @@ impl PhraseReader<'_> {
                 {
                     i += 1;
                 }
+                continue;
+            }
+            // a storey: "upstairs", "from downstairs", "on the second floor"
+            if let Some((storey, len)) = storey_at(toks, i) {
+                p.obj.storey = Some(storey);
+                i += len;
                 continue;
             }
             // a room: "in the kitchen", "from the bathroom", "somewhere in the office"

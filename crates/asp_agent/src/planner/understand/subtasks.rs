@@ -15,6 +15,7 @@ use super::super::corpus::{ActionKind, ObjectRef, RefusalClass, RelationKind, Si
 use super::super::phrases::key_presses;
 use super::super::{Plan, PlanError, PlanErrorKind, PlanSource, Subtask, Verb};
 use super::Understanding;
+use asp_core::Storey;
 
 /// At most this many copies of a counted object are fetched one after another.
 const MAX_COUNT: u32 = 6;
@@ -148,6 +149,18 @@ fn subtask(s: &StepSpec, other: bool, notes: &mut Vec<String>) -> Result<Vec<Sub
             );
             st.location_part.clone_from(&s.location_part);
             st.location_room = s.location.as_ref().and_then(|l| l.room.clone());
+            // "fetch the glasses from downstairs and put them on the side table": the
+            // place is not where the object comes from; held, the robot is on the
+            // object's storey, so the other way from there
+            st.location_storey =
+                s.location
+                    .as_ref()
+                    .and_then(|l| l.storey)
+                    .or(match s.object.storey {
+                        Some(Storey::Above) => Some(Storey::Below),
+                        Some(Storey::Below) => Some(Storey::Above),
+                        _ => None,
+                    });
             st
         }
         v => Subtask::new(v, object).with_part(s.part.clone()),
@@ -160,6 +173,14 @@ fn subtask(s: &StepSpec, other: bool, notes: &mut Vec<String>) -> Result<Vec<Sub
             .as_ref()
             .filter(|r| matches!(r.kind, RelationKind::In | RelationKind::On))
             .and_then(|r| r.anchor.as_ref()?.room.clone())
+    });
+    // and to a named storey, the object's own or that of what it is in or on
+    st.storey = s.object.storey.or_else(|| {
+        s.object
+            .relation
+            .as_ref()
+            .filter(|r| matches!(r.kind, RelationKind::In | RelationKind::On))
+            .and_then(|r| r.anchor.as_ref()?.storey)
     });
     // what the object must not be is checked by the drive; a location's is not yet
     st.excluded.clone_from(&s.object.excluded);
@@ -336,6 +357,56 @@ mod tests {
                 "pick up the other green apple (implied)",
                 "place the other green apple in the basket"
             ]
+        );
+    }
+
+    #[test]
+    fn storeys_are_kept_to_and_a_place_is_not_where_the_object_comes_from() {
+        for (goal, steps) in [
+            (
+                "bring the white phone from upstairs to a reading table in the library",
+                [
+                    "pick up the white phone upstairs",
+                    "place the white phone on the reading table in the library downstairs",
+                ],
+            ),
+            (
+                "take the red thermos up to the coffee table upstairs",
+                [
+                    "pick up the red thermos",
+                    "place the red thermos on the coffee table upstairs",
+                ],
+            ),
+            (
+                "fetch the yellow reading glasses from downstairs and put them on the side table",
+                [
+                    "pick up the yellow reading glasses downstairs",
+                    "place the yellow reading glasses on the side table upstairs",
+                ],
+            ),
+            (
+                "get me the mug that is on the second floor and put it on the desk on the ground floor",
+                [
+                    "pick up the mug on floor 2",
+                    "place the mug on the desk on the ground floor",
+                ],
+            ),
+            (
+                "put the book on the shelf on the top floor",
+                [
+                    "pick up the book (implied)",
+                    "place the book on the shelf on the top floor",
+                ],
+            ),
+        ] {
+            assert_eq!(drive(goal), steps, "{goal}");
+        }
+        // where it goes, not where it is: no place to put it, the pick-up is the plan
+        assert_eq!(drive("carry the box upstairs"), ["pick up the box"]);
+        // "the floor" alone is a thing, not a storey
+        assert_eq!(
+            drive("grab the lamp on the floor"),
+            ["pick up the lamp on the floor"]
         );
     }
 
