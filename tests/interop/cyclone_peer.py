@@ -19,6 +19,9 @@ Usage (ROS_DOMAIN_ID selects the domain; each mode prints JSON lines and exits 0
                                           available transitions, `set NODE deactivate`,
                                           GOAL on /asp/execute_goal, `set NODE activate`
                                           and the state again
+  cyclone_peer.py map_view              what RViz shows of the object map: the latched
+                                          /asp/object_map summary, /asp/markers and
+                                          /asp/map_cloud
   cyclone_peer.py action ACTION GOAL [cancel_after_feedback]
                                           drive asp_interfaces/action/ExecuteGoal: send the
                                           goal, print feedback, optionally cancel after that
@@ -35,7 +38,8 @@ from dataclasses import dataclass
 from cyclonedds.core import Policy, Qos
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.idl import IdlStruct
-from cyclonedds.idl.types import array, int8, int32, int64, sequence, uint8, uint16, uint32, uint64
+from cyclonedds.idl.types import (array, float32, int8, int32, int64, sequence, uint8, uint16,
+                                  uint32, uint64)
 from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
@@ -336,6 +340,110 @@ class ChangeState_Response_(IdlStruct, typename="lifecycle_msgs::srv::dds_::Chan
     success: bool
 
 
+@dataclass
+class ObjectMapSummary_(IdlStruct, typename="asp_interfaces::msg::dds_::ObjectMapSummary_"):
+    header: Header_
+    objects: uint32
+    points: uint32
+    keys: sequence[str]
+    key_ids: sequence[uint32]
+
+
+@dataclass
+class Point_(IdlStruct, typename="geometry_msgs::msg::dds_::Point_"):
+    x: float
+    y: float
+    z: float
+
+
+@dataclass
+class Pose_(IdlStruct, typename="geometry_msgs::msg::dds_::Pose_"):
+    position: Point_
+    orientation: Quaternion_
+
+
+@dataclass
+class ColorRGBA_(IdlStruct, typename="std_msgs::msg::dds_::ColorRGBA_"):
+    r: float32
+    g: float32
+    b: float32
+    a: float32
+
+
+@dataclass
+class Duration_(IdlStruct, typename="builtin_interfaces::msg::dds_::Duration_"):
+    sec: int32
+    nanosec: uint32
+
+
+@dataclass
+class CompressedImage_(IdlStruct, typename="sensor_msgs::msg::dds_::CompressedImage_"):
+    header: Header_
+    format: str
+    data: sequence[uint8]
+
+
+@dataclass
+class UVCoordinate_(IdlStruct, typename="visualization_msgs::msg::dds_::UVCoordinate_"):
+    u: float32
+    v: float32
+
+
+@dataclass
+class MeshFile_(IdlStruct, typename="visualization_msgs::msg::dds_::MeshFile_"):
+    filename: str
+    data: sequence[uint8]
+
+
+@dataclass
+class Marker_(IdlStruct, typename="visualization_msgs::msg::dds_::Marker_"):
+    header: Header_
+    ns: str
+    id: int32
+    type: int32
+    action: int32
+    pose: Pose_
+    scale: Vector3_
+    color: ColorRGBA_
+    lifetime: Duration_
+    frame_locked: bool
+    points: sequence[Point_]
+    colors: sequence[ColorRGBA_]
+    texture_resource: str
+    texture: CompressedImage_
+    uv_coordinates: sequence[UVCoordinate_]
+    text: str
+    mesh_resource: str
+    mesh_file: MeshFile_
+    mesh_use_embedded_materials: bool
+
+
+@dataclass
+class MarkerArray_(IdlStruct, typename="visualization_msgs::msg::dds_::MarkerArray_"):
+    markers: sequence[Marker_]
+
+
+@dataclass
+class PointField_(IdlStruct, typename="sensor_msgs::msg::dds_::PointField_"):
+    name: str
+    offset: uint32
+    datatype: uint8
+    count: uint32
+
+
+@dataclass
+class PointCloud2_(IdlStruct, typename="sensor_msgs::msg::dds_::PointCloud2_"):
+    header: Header_
+    height: uint32
+    width: uint32
+    fields: sequence[PointField_]
+    is_bigendian: bool
+    point_step: uint32
+    row_step: uint32
+    data: sequence[uint8]
+    is_dense: bool
+
+
 # --- plumbing -----------------------------------------------------------------------------
 
 # ROS 2 default QoS: reliable, volatile, keep-last 10; plain CDR (XCDR1) like rmw_cyclonedds
@@ -534,6 +642,25 @@ def edges(msg):
     return [[t.header.frame_id, t.child_frame_id] for t in msg.transforms]
 
 
+def mode_map_view():
+    """What RViz shows of the object map: the latched summary, markers and cloud."""
+    summary = read_one("/asp/object_map", ObjectMapSummary_, STATUS_QOS, "the map summary")
+    emit(event="summary", objects=summary.objects, points=summary.points,
+         keys=list(summary.keys), key_ids=list(summary.key_ids))
+    markers = read_one("/asp/markers", MarkerArray_, STATUS_QOS, "markers").markers
+    emit(event="markers", frame=markers[0].header.frame_id if markers else "",
+         actions=[m.action for m in markers],
+         boxes=[{"id": m.id, "type": m.type, "frame": m.header.frame_id,
+                 "centre": [m.pose.position.x, m.pose.position.y, m.pose.position.z],
+                 "size": [m.scale.x, m.scale.y, m.scale.z]}
+                for m in markers if m.ns == "objects"],
+         labels={str(m.id): m.text for m in markers if m.ns == "labels"})
+    cloud = read_one("/asp/map_cloud", PointCloud2_, STATUS_QOS, "the map cloud")
+    emit(event="cloud", frame=cloud.header.frame_id, width=cloud.width,
+         fields=[f.name for f in cloud.fields], bytes=len(cloud.data),
+         point_step=cloud.point_step)
+
+
 def mode_robot_user(node, goal):
     # the e-stop first, latched, before any node of the graph exists
     stop = writer("rt/asp/estop", Bool_, STATUS_QOS)
@@ -597,4 +724,4 @@ if __name__ == "__main__":
     mode, *rest = sys.argv[1:]
     {"pub": mode_pub, "sub": mode_sub, "call": mode_call, "state": mode_state,
      "action": mode_action, "robot_user": mode_robot_user,
-     "lifecycle": mode_lifecycle}[mode](*rest)
+     "lifecycle": mode_lifecycle, "map_view": mode_map_view}[mode](*rest)

@@ -14,7 +14,9 @@ use asp_ros::msg::asp_interfaces::{
     SpatialQueryRequest, SpatialQueryResponse,
 };
 use asp_ros::msg::builtin_interfaces::Time;
+use asp_ros::msg::sensor_msgs::PointCloud2;
 use asp_ros::msg::std_msgs::Header;
+use asp_ros::msg::visualization_msgs::MarkerArray;
 use asp_ros::transport::{Client, Publisher, ServiceServer};
 use asp_ros::{Node, Qos};
 use asp_system::{
@@ -47,11 +49,15 @@ impl ObjectMapServer {
     }
 }
 
-/// Publishes what the map holds on [`names::OBJECT_MAP_TOPIC`] (latched).
+/// Publishes what the map holds on [`names::OBJECT_MAP_TOPIC`], and for RViz its
+/// objects' boxes and labels on [`names::MARKERS_TOPIC`] and their points on
+/// [`names::MAP_CLOUD_TOPIC`] (all latched).
 #[derive(Clone)]
 pub struct SummaryPublisher {
     port: Arc<dyn ObjectMapPort>,
     publisher: Arc<Publisher<ObjectMapSummary>>,
+    markers: Arc<Publisher<MarkerArray>>,
+    cloud: Arc<Publisher<PointCloud2>>,
     frame: String,
 }
 
@@ -64,12 +70,23 @@ impl std::fmt::Debug for SummaryPublisher {
 }
 
 impl SummaryPublisher {
-    /// Publishes the summary of the map as it is now.
+    /// Publishes the summary of the map as it is now, its markers and its cloud.
     pub async fn publish(&self) {
         let snap = self.port.snapshot().await;
         let msg = summary(&snap, &self.frame);
+        let stamp = msg.header.stamp;
         if let Err(e) = self.publisher.publish(msg) {
             warn!("cannot publish the object map summary: {e}");
+        }
+        let markers = asp_ros::convert::map_markers(&snap.map, &snap.keys, stamp);
+        if let Err(e) = self.markers.publish(markers) {
+            warn!("cannot publish the object map's markers: {e}");
+        }
+        if let Err(e) = self
+            .cloud
+            .publish(asp_ros::convert::map_cloud(&snap.map, stamp))
+        {
+            warn!("cannot publish the object map's cloud: {e}");
         }
     }
 }
@@ -149,6 +166,8 @@ pub fn serve_object_map(
         publisher: Arc::new(
             node.publisher::<ObjectMapSummary>(names::OBJECT_MAP_TOPIC, Qos::latched())?,
         ),
+        markers: Arc::new(node.publisher::<MarkerArray>(names::MARKERS_TOPIC, Qos::latched())?),
+        cloud: Arc::new(node.publisher::<PointCloud2>(names::MAP_CLOUD_TOPIC, Qos::latched())?),
         frame: frame.to_owned(),
     };
     let mut servers = Vec::new();

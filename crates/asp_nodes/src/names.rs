@@ -30,6 +30,12 @@ pub const RELOCALIZE_SERVICE: &str = "/asp/object_map/relocalize";
 pub const OBJECT_MOVED_SERVICE: &str = "/asp/object_map/object_moved";
 /// object_map_node: what the map holds (latched).
 pub const OBJECT_MAP_TOPIC: &str = "/asp/object_map";
+/// object_map_node: each map object's box and label for RViz
+/// (`visualization_msgs/MarkerArray`, latched; ids are the objects' ids).
+pub const MARKERS_TOPIC: &str = "/asp/markers";
+/// object_map_node: the object map's points coloured by instance
+/// (`sensor_msgs/PointCloud2`, latched).
+pub const MAP_CLOUD_TOPIC: &str = "/asp/map_cloud";
 /// object_map_node: the floor grid its last exploration built (`nav_msgs/OccupancyGrid`,
 /// latched; free, occupied, unknown), for RViz's Map display.
 pub const EXPLORED_GRID_TOPIC: &str = "/asp/object_map/explored";
@@ -84,6 +90,42 @@ impl CameraTopics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// launch/asp.rviz shows what the nodes publish, under the names they publish it.
+    #[test]
+    fn the_rviz_config_shows_the_published_topics() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../launch/asp.rviz");
+        let rviz: serde_yaml_ng::Value =
+            serde_yaml_ng::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let displays = rviz["Visualization Manager"]["Displays"]
+            .as_sequence()
+            .unwrap();
+        let topics: Vec<&str> = displays
+            .iter()
+            .filter_map(|d| {
+                d["Topic"]["Value"]
+                    .as_str()
+                    .or(d["Description Topic"]["Value"].as_str())
+            })
+            .collect();
+        let cameras = CamerasConfig::default();
+        let published = [
+            MARKERS_TOPIC.to_owned(),
+            MAP_CLOUD_TOPIC.to_owned(),
+            EXPLORED_GRID_TOPIC.to_owned(),
+            "/robot_description".to_owned(),
+            CameraTopics::new(&cameras, "head").image,
+            CameraTopics::new(&cameras, "wrist").image,
+        ];
+        for t in &published {
+            assert!(topics.contains(&t.as_str()), "{t} is not shown: {topics:?}");
+        }
+        assert_eq!(topics.len(), published.len(), "{topics:?}");
+        assert_eq!(
+            rviz["Visualization Manager"]["Global Options"]["Fixed Frame"],
+            "map"
+        );
+    }
 
     #[test]
     fn camera_topics_follow_the_prefix() {

@@ -2,7 +2,8 @@
 //! (`tests/interop/cyclone_peer.py`, in the `.venv` that `scripts/setup` makes) calls
 //! `/asp/execute_goal` with rmw_cyclonedds' service mapping on the graph running here
 //! over DDS (sim node included), then reads the latched `/asp/state`. The goal succeeds
-//! and the scenario's predicate holds on the simulator's state.
+//! and the scenario's predicate holds on the simulator's state; what RViz would show of
+//! the map (`/asp/markers`, `/asp/map_cloud`) agrees with the map's summary.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -112,6 +113,43 @@ async fn cyclone_peer_runs_a_goal_on_the_graph() {
         inventory.iter().any(|k| k.starts_with("apple")),
         "{inventory:?}"
     );
+
+    // what RViz shows of the map: one box and one label per map object, the keys as
+    // labels, the objects' points in one cloud
+    let (events, code) = tokio::task::spawn_blocking(move || python_peer(domain, &["map_view"]))
+        .await
+        .unwrap();
+    assert_eq!(code, Some(0), "{events:?}");
+    let event = |name: &str| events.iter().find(|e| e["event"] == name).unwrap();
+    let (summary, markers, cloud) = (event("summary"), event("markers"), event("cloud"));
+    let objects = summary["objects"].as_u64().unwrap();
+    assert!(objects >= 2, "{summary}");
+    assert_eq!(markers["actions"][0], 3, "DELETEALL first: {markers}");
+    let boxes = markers["boxes"].as_array().unwrap();
+    assert_eq!(boxes.len() as u64, objects, "{markers}");
+    assert!(
+        boxes.iter().all(|b| b["type"] == 1 && b["frame"] == "map"),
+        "{markers}"
+    );
+    let labels = markers["labels"].as_object().unwrap();
+    assert_eq!(labels.len() as u64, objects);
+    for (key, id) in summary["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(summary["key_ids"].as_array().unwrap())
+    {
+        assert_eq!(labels[&id.to_string()], *key, "{markers}");
+    }
+    assert!(
+        labels
+            .values()
+            .any(|k| k.as_str().unwrap().starts_with("apple")),
+        "{labels:?}"
+    );
+    assert_eq!(cloud["width"], summary["points"], "{cloud}");
+    assert_eq!(cloud["frame"], "map");
+    assert_eq!(cloud["fields"], serde_json::json!(["x", "y", "z", "rgb"]));
 }
 
 /// The Cyclone peer presses the e-stop before any node exists, then looks at the graph

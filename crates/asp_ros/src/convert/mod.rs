@@ -6,6 +6,7 @@ pub mod geometry;
 pub mod grid;
 pub mod image;
 pub mod joints;
+pub mod markers;
 
 pub use cloud::{cloud, ros_cloud};
 pub use geometry::{
@@ -16,3 +17,4 @@ pub use image::{
     DepthEncoding, camera_info, depth_image, intrinsics, rgb_image, ros_depth_image, ros_rgb_image,
 };
 pub use joints::{joint_positions, joint_state};
+pub use markers::{instance_color, map_cloud, map_markers};
