@@ -109,6 +109,9 @@ pub struct Found {
     /// For a request that named a room or a storey: whether it was kept to and as what,
     /// or why not ("the office was not checked: ..."), for the agent to read.
     pub room: Option<String>,
+    /// For a request that named a storey relative to the robot's: the storey it was
+    /// counted from (0: the ground floor), which the rest of the goal counts from.
+    pub storeys_counted_from: Option<u32>,
 }
 
 /// The robot side of the agent's tools (SPEC §1.3). Every method gets keys that are in

@@ -112,6 +112,10 @@ pub(crate) struct GoalRuntime<'a> {
     pub last_retrieval: Vec<ObjectKey>,
     /// The latest object_retrieval ran and matched nothing (not a backend failure).
     pub nothing_matched: bool,
+    /// The storey this goal's relative storeys ("upstairs") count from: the one its
+    /// first such retrieval was counted from (where the base then stood), so that a
+    /// retry from upstairs still looks upstairs of where the goal began.
+    storeys_counted_from: Option<u32>,
 }
 
 impl<'a> GoalRuntime<'a> {
@@ -141,6 +145,7 @@ impl<'a> GoalRuntime<'a> {
             backend_time: Duration::ZERO,
             last_retrieval: Vec::new(),
             nothing_matched: false,
+            storeys_counted_from: None,
         }
     }
 
@@ -388,7 +393,12 @@ impl<'a> GoalRuntime<'a> {
     ) -> (ToolOutput, Vec<Verdict>, bool) {
         let backend = self.backend;
         match req {
-            ToolRequest::ObjectRetrieval { query, within } => {
+            ToolRequest::ObjectRetrieval { query, mut within } => {
+                if within.storey.is_some_and(asp_core::Storey::is_relative)
+                    && within.counted_from.is_none()
+                {
+                    within.counted_from = self.storeys_counted_from;
+                }
                 if self.remap_pending {
                     let ctx = self.context(index, call_id);
                     let (r, cancelled) = self.guarded(backend.remap(&ctx)).await;
@@ -414,6 +424,11 @@ impl<'a> GoalRuntime<'a> {
                 let asked = format!("{query:?}{within}");
                 self.last_retrieval.clear();
                 self.nothing_matched = matches!(&r, Ok(found) if found.keys.is_empty());
+                if let Ok(found) = &r
+                    && self.storeys_counted_from.is_none()
+                {
+                    self.storeys_counted_from = found.storeys_counted_from;
+                }
                 let out = match r {
                     Ok(found) if found.keys.is_empty() => ToolOutput::fail(
                         self.state.clone(),

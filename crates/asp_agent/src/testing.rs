@@ -473,6 +473,7 @@ impl ToolBackend for TableWorld {
                 };
                 format!("{what} was not checked: the table has no rooms")
             }),
+            storeys_counted_from: None,
         })
     }
 

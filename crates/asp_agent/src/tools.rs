@@ -335,7 +335,11 @@ impl ToolRequest {
                         })
                     })
                     .transpose()?;
-                let within = Within { room, storey };
+                let within = Within {
+                    room,
+                    storey,
+                    counted_from: None,
+                };
                 if tool == ToolName::ObjectRetrieval {
                     ToolRequest::ObjectRetrieval { query, within }
                 } else {

@@ -64,6 +64,7 @@ impl Recollection {
         let within = crate::Within {
             room: self.room.clone(),
             storey: self.storey,
+            counted_from: None,
         };
         let asked = format!("{:?}{within}", self.query);
         let mut out = if !self.consulted {

@@ -222,6 +222,12 @@ pub struct Within {
     pub room: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storey: Option<Storey>,
+    /// The storey (0: the ground floor) a relative `storey` ("upstairs", "this floor")
+    /// counts from; `None`: the one the base stands on. A goal keeps the storey its
+    /// first relative request was counted from, so "the phone upstairs" tried again
+    /// from upstairs is still the same storey.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_from: Option<u32>,
 }
 
 impl Within {
@@ -233,14 +239,14 @@ impl Within {
     pub fn room(room: impl Into<String>) -> Self {
         Self {
             room: Some(room.into()),
-            storey: None,
+            ..Self::default()
         }
     }
 
     pub fn storey(storey: Storey) -> Self {
         Self {
-            room: None,
             storey: Some(storey),
+            ..Self::default()
         }
     }
 
@@ -258,7 +264,7 @@ impl fmt::Display for Within {
         }
         match self.storey {
             Some(s @ (Storey::Above | Storey::Below)) => write!(f, " {s}"),
-            Some(s @ Storey::Numbered(_)) => write!(f, " on {s}"),
+            Some(s @ (Storey::Numbered(_) | Storey::Same)) => write!(f, " on {s}"),
             Some(s) => write!(f, " on the {s}"),
             None => Ok(()),
         }
@@ -341,6 +347,7 @@ mod tests {
         let within = Within {
             room: Some("office".into()),
             storey: Some(Storey::Numbered(2)),
+            counted_from: None,
         };
         assert_eq!(within.to_string(), " in the office on floor 2");
         assert_eq!(Within::storey(Storey::Above).to_string(), " upstairs");

@@ -179,7 +179,8 @@ pub fn serve_object_map(
             let (p, s) = (p.clone(), s.clone());
             async move {
                 let out = async {
-                    let within = within_of(&req.room, &req.storey)?;
+                    let mut within = within_of(&req.room, &req.storey)?;
+                    within.counted_from = req.storey_counted_from.checked_sub(1);
                     let r = p.retrieve_within(&req.query, &within).await?;
                     let json = to_json(&r, "the retrieval")?;
                     Ok::<_, ServiceError>((r.keys, json))
@@ -480,6 +481,7 @@ impl ObjectMapClient {
                 query: query.to_owned(),
                 room: within.room.clone().unwrap_or_default(),
                 storey: within.storey.map(|s| s.to_string()).unwrap_or_default(),
+                storey_counted_from: within.counted_from.map_or(0, |k| k.saturating_add(1)),
             })
             .await
             .map_err(|e| transport_error(&e, names::RETRIEVE_SERVICE))?;
@@ -502,7 +504,11 @@ fn within_of(room: &str, storey: &str) -> Result<Within, ServiceError> {
             ServiceError::new(FailureKind::InvalidArgument, format!("storey: {e}"))
         })?),
     };
-    Ok(Within { room, storey })
+    Ok(Within {
+        room,
+        storey,
+        counted_from: None,
+    })
 }
 
 #[async_trait]

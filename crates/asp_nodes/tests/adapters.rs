@@ -72,6 +72,7 @@ impl ObjectMapPort for OneMug {
             },
             candidates: vec![],
             room: None,
+            storeys_counted_from: None,
         })
     }
     async fn recollect(

@@ -160,6 +160,11 @@ pub struct Retrieval {
     /// or why not. The agent reads it with the keys.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub room: Option<String>,
+    /// For a request that named a storey relative to the robot's ("upstairs"): the
+    /// storey (0: the ground floor) it was counted from, for the rest of the goal to
+    /// count from the same one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storeys_counted_from: Option<u32>,
 }
 
 /// What a retrieval asks: the text candidates are ranked by, the question each is
@@ -346,6 +351,7 @@ impl ObjectRetriever {
             keys,
             candidates,
             room: None,
+            storeys_counted_from: None,
         })
     }
 

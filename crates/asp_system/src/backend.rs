@@ -586,6 +586,7 @@ impl ToolBackend for GraphBackend {
         let found = Found {
             keys: retrieval.keys.clone(),
             room: retrieval.room.clone(),
+            storeys_counted_from: retrieval.storeys_counted_from,
         };
         self.journal.push(JournalEntry::Retrieval {
             call_index: ctx.call_index,

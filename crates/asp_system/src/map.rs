@@ -126,6 +126,8 @@ struct StoreyFilter {
     /// The base is on one of `storeys`: the live map is of it (kept up to date as the
     /// base rides the elevator).
     robot_on_it: bool,
+    /// The storey a relative storey was counted from.
+    counted_from: usize,
 }
 
 impl StoreyFilter {
@@ -1876,7 +1878,7 @@ impl MapService {
     ) -> Result<asp_core::Recollection, ServiceError> {
         let mut st = self.state.lock().await;
         st.storey = match within.storey {
-            Some(storey) => Some(self.storey_filter(storey).await?),
+            Some(storey) => Some(self.storey_filter(storey, within.counted_from).await?),
             None => None,
         };
         let out = self
@@ -2106,7 +2108,11 @@ impl MapService {
     /// The storey `storey` names, as the elevator's storeys (agent_node.building_memory
     /// .elevator) tell it for the storey the base is on; an error naming why when there
     /// is none (no storey above the top one, no elevator set up, TF silent).
-    async fn storey_filter(&self, storey: asp_core::Storey) -> Result<StoreyFilter, ServiceError> {
+    async fn storey_filter(
+        &self,
+        storey: asp_core::Storey,
+        counted_from: Option<u32>,
+    ) -> Result<StoreyFilter, ServiceError> {
         let elevator = &self.cfg.config.agent_node.building_memory.elevator;
         let numbering = self.floor_numbering();
         let invalid = |why: String| {
@@ -2131,14 +2137,25 @@ impl MapService {
                 )
             })?
         };
+        let from = match counted_from {
+            Some(k) if k as usize >= floors.len() => {
+                return Err(invalid(format!(
+                    "it is counted from storey {k}, and the building has {} (0: the ground floor)",
+                    floors.len()
+                )));
+            }
+            Some(k) => k as usize,
+            None => here,
+        };
         let storeys = storey
-            .resolve(floors.len(), here, numbering)
+            .resolve(floors.len(), from, numbering)
             .map_err(invalid)?;
         Ok(StoreyFilter {
             storey,
             heights: storey_band(&floors, &storeys),
             robot_on_it: storeys.contains(&here),
             storeys,
+            counted_from: from,
         })
     }
 
@@ -2515,7 +2532,7 @@ impl ObjectMapPort for MapService {
         st.room = None;
         st.storey = None;
         if let Some(storey) = within.storey {
-            let filter = self.storey_filter(storey).await?;
+            let filter = self.storey_filter(storey, within.counted_from).await?;
             info!(
                 query,
                 storey = %storey,
@@ -2576,6 +2593,11 @@ impl ObjectMapPort for MapService {
         if let Some(f) = &st.storey {
             notes.push(format!("kept to {}", f.said(self.floor_numbering())));
         }
+        let counted_from = st
+            .storey
+            .as_ref()
+            .filter(|f| f.storey.is_relative())
+            .map(|f| f.counted_from as u32);
         let out = self.retrieve_here_or_remembered(&mut st, query).await;
         st.room = None;
         st.storey = None;
@@ -2583,6 +2605,7 @@ impl ObjectMapPort for MapService {
         if !notes.is_empty() {
             out.room = Some(notes.join("; "));
         }
+        out.storeys_counted_from = counted_from;
         Ok(out)
     }
 

@@ -211,4 +211,22 @@ async fn an_object_seen_upstairs_is_fetched_by_riding_the_elevator() {
         nearest.name, nearest.position
     );
     assert!((f64::from(c.x) - truth[0]).hypot(f64::from(c.y) - truth[1]) < 0.5);
+
+    // "upstairs" was counted from the ground floor; asked again from upstairs (a
+    // retried pick), counted from there it is the same storey, now the base's own;
+    // counted from where the base now stands there is none above
+    assert_eq!(found.storeys_counted_from, Some(0));
+    let again = Within {
+        counted_from: found.storeys_counted_from,
+        ..upstairs.clone()
+    };
+    let refound = system.map.retrieve_within(&wanted, &again).await.unwrap();
+    assert!(!refound.keys.is_empty(), "{refound:?}");
+    assert_eq!(system.sim.storey(), Some((1, 3.5)));
+    let e = system
+        .map
+        .retrieve_within(&wanted, &upstairs)
+        .await
+        .unwrap_err();
+    assert!(e.message.contains("no storey above"), "{}", e.message);
 }

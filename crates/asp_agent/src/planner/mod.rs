@@ -174,6 +174,7 @@ impl Subtask {
         Within {
             room: self.room.clone(),
             storey: self.storey,
+            counted_from: None,
         }
     }
 
@@ -182,6 +183,7 @@ impl Subtask {
         Within {
             room: self.location_room.clone(),
             storey: self.location_storey,
+            counted_from: None,
         }
     }
 }

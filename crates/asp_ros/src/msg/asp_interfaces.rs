@@ -143,6 +143,10 @@ crate::ros_message! {
         /// Only objects on this storey ("upstairs", "floor 2", asp_core::Storey); empty:
         /// any.
         pub storey: String,
+        /// The storey a relative `storey` counts from: 0 (the default) the one the
+        /// base stands on, N the elevator's N-th from the ground floor (1: the ground
+        /// floor).
+        pub storey_counted_from: u32,
     }
 
     pub struct RetrieveObjectsResponse in asp_interfaces / srv as "RetrieveObjects_Response" {

@@ -150,15 +150,14 @@ fn subtask(s: &StepSpec, other: bool, notes: &mut Vec<String>) -> Result<Vec<Sub
             st.location_part.clone_from(&s.location_part);
             st.location_room = s.location.as_ref().and_then(|l| l.room.clone());
             // "fetch the glasses from downstairs and put them on the side table": the
-            // place is not where the object comes from; held, the robot is on the
-            // object's storey, so the other way from there
+            // place is not where the object comes from but where the goal was said
+            // (a goal's relative storeys count from where its first one was counted)
             st.location_storey =
                 s.location
                     .as_ref()
                     .and_then(|l| l.storey)
                     .or(match s.object.storey {
-                        Some(Storey::Above) => Some(Storey::Below),
-                        Some(Storey::Below) => Some(Storey::Above),
+                        Some(Storey::Above | Storey::Below) => Some(Storey::Same),
                         _ => None,
                     });
             st
@@ -367,7 +366,7 @@ mod tests {
                 "bring the white phone from upstairs to a reading table in the library",
                 [
                     "pick up the white phone upstairs",
-                    "place the white phone on the reading table in the library downstairs",
+                    "place the white phone on the reading table in the library on this floor",
                 ],
             ),
             (
@@ -381,7 +380,7 @@ mod tests {
                 "fetch the yellow reading glasses from downstairs and put them on the side table",
                 [
                     "pick up the yellow reading glasses downstairs",
-                    "place the yellow reading glasses on the side table upstairs",
+                    "place the yellow reading glasses on the side table on this floor",
                 ],
             ),
             (
