@@ -131,7 +131,7 @@ struct StoreyFilter {
 }
 
 impl StoreyFilter {
-    /// "upstairs (floor 2)", "floor 1 (the ground floor)".
+    /// "upstairs (floor 2)", "ground floor (floor 1)", "floor 2".
     fn said(&self, numbering: asp_core::FloorNumbering) -> String {
         let floors: Vec<String> = self
             .storeys
