@@ -58,6 +58,20 @@ const ORDINALS: &[(&str, u32)] = &[
     ("tenth", 10),
 ];
 
+/// The number an ordinal counts: "second" → 2, "2nd" → 2 (up to 199). The one list of
+/// ordinal words, for storeys here and for "the second mug" in the goal grammar.
+pub fn ordinal(w: &str) -> Option<u32> {
+    let digits = w.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    if !digits.is_empty() && digits.len() < w.len() {
+        let suffix = &w[digits.len()..];
+        return digits
+            .parse()
+            .ok()
+            .filter(|n| *n < 200 && ["st", "nd", "rd", "th"].contains(&suffix));
+    }
+    ORDINALS.iter().find(|(k, _)| *k == w).map(|(_, n)| *n)
+}
+
 /// "2", "2nd", "second", "two".
 fn floor_number(w: &str) -> Option<u32> {
     const WORDS: &[(&str, u32)] = &[
@@ -73,19 +87,14 @@ fn floor_number(w: &str) -> Option<u32> {
         ("nine", 9),
         ("ten", 10),
     ];
-    let digits = w.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-    if !digits.is_empty()
-        && (digits.len() == w.len() || ["st", "nd", "rd", "th"].contains(&&w[digits.len()..]))
-    {
-        return digits.parse().ok().filter(|n| *n < 200);
+    if let Some(n) = ordinal(w) {
+        return Some(n);
     }
-    ORDINALS
-        .iter()
-        .chain(WORDS)
-        .find(|(k, _)| *k == w)
-        .map(|(_, n)| *n)
+    if !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit()) {
+        return w.parse().ok().filter(|n| *n < 200);
+    }
+    WORDS.iter().find(|(k, _)| *k == w).map(|(_, n)| *n)
 }
-
 impl Storey {
     /// The storey indices (0: the ground floor, of `count` storeys) this names, for a
     /// robot on storey `here`; `Err` says why none (no storey above the top one, a floor
@@ -274,6 +283,22 @@ impl fmt::Display for Within {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ordinals_are_read_as_words_and_as_numbers_with_their_suffix() {
+        for (w, n) in [
+            ("first", 1),
+            ("tenth", 10),
+            ("2nd", 2),
+            ("11th", 11),
+            ("zeroth", 0),
+        ] {
+            assert_eq!(ordinal(w), Some(n), "{w}");
+        }
+        for w in ["2", "second-hand", "2x", "last", "", "300th"] {
+            assert_eq!(ordinal(w), None, "{w}");
+        }
+    }
 
     #[test]
     fn the_usual_ways_of_naming_a_storey_parse() {

@@ -472,24 +472,6 @@ impl ObjectMapClient {
         self.with_crops = with_crops;
         self
     }
-
-    /// `object_retrieval` within a room, on a storey, or anywhere.
-    async fn retrieve_in(&self, query: &str, within: &Within) -> Result<Retrieval, ServiceError> {
-        let r = self
-            .retrieve
-            .call(RetrieveObjectsRequest {
-                query: query.to_owned(),
-                room: within.room.clone().unwrap_or_default(),
-                storey: within.storey.map(|s| s.to_string()).unwrap_or_default(),
-                storey_counted_from: within.counted_from.map_or(0, |k| k.saturating_add(1)),
-            })
-            .await
-            .map_err(|e| transport_error(&e, names::RETRIEVE_SERVICE))?;
-        if let Some(e) = failed_response(r.success, &r.failure, "object retrieval") {
-            return Err(e);
-        }
-        from_json(&r.retrieval_json, "the retrieval")
-    }
 }
 
 /// A request's room and storey fields (empty: anywhere) as a typed [`Within`]; a storey
@@ -514,15 +496,29 @@ fn within_of(room: &str, storey: &str) -> Result<Within, ServiceError> {
 #[async_trait]
 impl ObjectMapPort for ObjectMapClient {
     async fn retrieve(&self, query: &str) -> Result<Retrieval, ServiceError> {
-        self.retrieve_in(query, &Within::anywhere()).await
+        self.retrieve_within(query, &Within::anywhere()).await
     }
 
+    /// `object_retrieval` within a room, on a storey, or anywhere.
     async fn retrieve_within(
         &self,
         query: &str,
         within: &Within,
     ) -> Result<Retrieval, ServiceError> {
-        self.retrieve_in(query, within).await
+        let r = self
+            .retrieve
+            .call(RetrieveObjectsRequest {
+                query: query.to_owned(),
+                room: within.room.clone().unwrap_or_default(),
+                storey: within.storey.map(|s| s.to_string()).unwrap_or_default(),
+                storey_counted_from: within.counted_from.map_or(0, |k| k.saturating_add(1)),
+            })
+            .await
+            .map_err(|e| transport_error(&e, names::RETRIEVE_SERVICE))?;
+        if let Some(e) = failed_response(r.success, &r.failure, "object retrieval") {
+            return Err(e);
+        }
+        from_json(&r.retrieval_json, "the retrieval")
     }
 
     async fn recollect(

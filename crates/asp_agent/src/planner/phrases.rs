@@ -178,10 +178,7 @@ impl Relation {
 
 /// The number an ordinal word counts ("second" → 2, "last" → -1).
 fn lookup_ordinal(word: &str) -> Option<i32> {
-    super::understand::lexicon::ORDINALS
-        .iter()
-        .find(|(o, _)| *o == word)
-        .map(|(_, n)| *n)
+    super::understand::lexicon::ordinal(word)
 }
 
 /// An object phrase split for retrieval: the query (category and attributes) and an

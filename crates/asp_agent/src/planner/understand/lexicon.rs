@@ -368,30 +368,16 @@ pub const NUMBERS: &[(&str, u32)] = &[
     ("dozen", 12),
 ];
 
-pub const ORDINALS: &[(&str, i32)] = &[
-    ("first", 1),
-    ("second", 2),
-    ("third", 3),
-    ("fourth", 4),
-    ("fifth", 5),
-    ("sixth", 6),
-    ("seventh", 7),
-    ("eighth", 8),
-    ("ninth", 9),
-    ("tenth", 10),
-    ("last", -1),
-    ("final", -1),
-    ("1st", 1),
-    ("2nd", 2),
-    ("3rd", 3),
-    ("4th", 4),
-    ("5th", 5),
-    ("6th", 6),
-    ("7th", 7),
-    ("8th", 8),
-    ("9th", 9),
-    ("10th", 10),
-];
+/// The number an ordinal word counts ("second", "2nd" → 2; "last", "final" → -1), from
+/// the ordinals `asp_core` reads storeys with.
+pub fn ordinal(w: &str) -> Option<i32> {
+    match w {
+        "last" | "final" => Some(-1),
+        _ => asp_core::storey::ordinal(w)
+            .filter(|n| *n >= 1)
+            .and_then(|n| i32::try_from(n).ok()),
+    }
+}
 
 /// Position words before a noun that pick one of several.
 pub const POSITIONS: &[(&str, Side)] = &[

@@ -797,7 +797,7 @@ impl PhraseReader<'_> {
             } else if w == "non" && !last {
                 p.obj.excluded.push(canonical_attribute(&core[k + 1].w));
                 k += 1;
-            } else if let Some(o) = lookup(ORDINALS, w).filter(|_| !last) {
+            } else if let Some(o) = ordinal(w).filter(|_| !last) {
                 p.obj.ordinal = Some(Ordinal {
                     n: o,
                     from: p.obj.ordinal.and_then(|o| o.from),
