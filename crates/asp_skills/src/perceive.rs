@@ -596,8 +596,12 @@ fn appeared(
     thin(&out, voxel)
 }
 
-/// A crop of the view that best shows `focus` (the first view, in camera order, where its
-/// centroid is in view and not hidden), for the VLM.
+/// A crop of the view that best shows `focus`, for the VLM: the first view, in camera
+/// order, that sees at least [`SHOWN_SHARE`] of its points (present, or their place left
+/// free), else the one that sees most of them, else one it is in the field of view of.
+/// Counting points rather than asking about the centroid: the centroid of a part seen
+/// as a patch of a curved surface (a button on a kettle's lid) lies inside the object,
+/// hidden from every camera.
 ///
 /// `prefer` is the camera the view before the skill came from: after it, that camera is
 /// asked first, so that the two views compared show the same side of the focus (a
@@ -609,14 +613,30 @@ fn view_of(
     focus: &[Point3],
     prefer: Option<usize>,
 ) -> Option<(usize, Observation)> {
-    let c = PointCloud::new("map", focus.to_vec()).centroid()?;
-    let seen: Vec<Seen> = views.iter().map(|v| v.classify(&c)).collect();
-    debug!(?seen, "the focus in each camera");
-    let shows = |s: &Seen| matches!(s, Seen::Present | Seen::Vacated);
+    if focus.is_empty() {
+        return None;
+    }
+    let shows = |s: Seen| matches!(s, Seen::Present | Seen::Vacated);
+    let tallies: Vec<(usize, bool)> = views
+        .iter()
+        .map(|v| {
+            let seen: Vec<Seen> = focus.iter().map(|p| v.classify(p)).collect();
+            (
+                seen.iter().filter(|s| shows(**s)).count(),
+                seen.iter().any(|s| *s != Seen::Unseen),
+            )
+        })
+        .collect();
+    debug!(?tallies, points = focus.len(), "the focus in each camera");
+    let enough = |i: usize| tallies[i].0 as f32 >= SHOWN_SHARE * focus.len() as f32;
+    let most = (0..tallies.len())
+        .filter(|&i| tallies[i].0 > 0)
+        .max_by_key(|&i| (tallies[i].0, std::cmp::Reverse(i)));
     let pick = prefer
-        .filter(|&i| seen.get(i).is_some_and(shows))
-        .or_else(|| seen.iter().position(shows))
-        .or_else(|| seen.iter().position(|s| *s != Seen::Unseen))?;
+        .filter(|&i| i < tallies.len() && enough(i))
+        .or_else(|| (0..tallies.len()).find(|&i| enough(i)))
+        .or(most)
+        .or_else(|| tallies.iter().position(|t| t.1))?;
     let (frame, view) = (&frames[pick], &views[pick]);
     let (w, h) = (
         frame.intrinsics.width as Real,
@@ -647,6 +667,9 @@ fn view_of(
     o.depth = None;
     Some((pick, o))
 }
+
+/// The share of a focus's points a view must see for it to show the focus.
+const SHOWN_SHARE: f32 = 0.3;
 
 /// The views of one object before a skill, and the camera whose view the verdict was
 /// shown.

@@ -314,3 +314,73 @@ async fn a_short_back_off_leaves_the_handle_so_the_next_motion_does_not_drag_the
         "the door moved from {measured} to {after} rad as the arm went home"
     );
 }
+
+/// How often the kettle's power button was pressed.
+fn kettle_presses(sim: &asp_sim::SimRobot) -> u32 {
+    sim.with_state(|s| {
+        let o = s.world.object("kettle").unwrap();
+        o.parts[o.part_index("kettle power button").unwrap()].presses
+    })
+}
+
+/// A press on the kettle's power button as a detector's mask gives it: the button with
+/// the kettle's surface around it within `margin` (the realistic profile's mask boundary
+/// noise and box jitter spill over the button's edge the same way).
+fn dilated_part(sim: &asp_sim::SimRobot, margin: f32) -> SkillRequest {
+    let mut r = with_part(sim, Skill::TipPush, "kettle", "kettle power button");
+    let a = r.affordance.as_mut().unwrap();
+    let button = a.point_cloud.points().to_vec();
+    let spill = r
+        .object_cloud
+        .points()
+        .iter()
+        .filter(|p| button.iter().any(|b| (*p - b).norm() <= margin))
+        .copied();
+    let mut points = button.clone();
+    points.extend(spill);
+    a.point_cloud = asp_core::PointCloud::new(a.point_cloud.frame.clone(), points);
+    r
+}
+
+/// The kettle pressed from where go_to leaves the base when the robot comes from the
+/// default start (in front of the kettle, turned 10°), its button as a noisy mask gives
+/// it. That patch of the lid's curved surface has its centroid inside the kettle: asked
+/// about the centroid, every camera saw it hidden before and after the press, and the
+/// verifier was shown the head camera's crop, where the arm stands before the button.
+/// It said no, and the robot pressed again and again (the eval's kettle: pressed every
+/// run, confirmed on 1 of 3). Views chosen by how many of the part's points they see
+/// show the button before and after: one press, confirmed.
+#[tokio::test]
+async fn a_press_on_a_curved_lid_is_confirmed_from_the_camera_that_sees_the_button() {
+    let (sim, _) = scenario("tabletop/turn_on_kettle.yaml");
+    let nav = asp_core::robot::BaseNavigation::navigate_to(
+        &sim,
+        asp_core::Pose2D::new(-0.18, 1.57, (-10.0f32).to_radians()),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(nav.status, asp_core::robot::TerminalStatus::Succeeded);
+    let out =
+        asp_core::robot::ArmMotion::move_to_named(&sim, "look", &CancellationToken::new()).await;
+    assert!(out.code.is_success(), "{out:?}");
+    let request = dilated_part(&sim, 0.025);
+    let button = request.affordance.as_ref().unwrap().point_cloud.clone();
+    let centroid = button.centroid().unwrap();
+    // the case this is about: the centroid is hidden from both cameras
+    for camera in ["head", "wrist"] {
+        let view = asp_skills::perceive::DepthView::new(&sim.render(camera).unwrap(), 0.012);
+        assert_eq!(
+            view.classify(&centroid),
+            asp_skills::perceive::Seen::Occluded,
+            "{camera}"
+        );
+    }
+    let cfg = config();
+    let estop = EStop::new();
+    let ex = executor(&sim, &cfg, &estop);
+    let r = ex.execute(request, &CancellationToken::new()).await;
+    assert!(r.succeeded(), "{:#?}", r.report());
+    assert_eq!(kettle_presses(&sim), 1, "{:#?}", r.report());
+    let verdict = r.report().outcome.clone().unwrap();
+    assert_eq!(verdict.answer, asp_verify::Answer::Yes, "{verdict:?}");
+}
