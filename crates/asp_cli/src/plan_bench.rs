@@ -62,6 +62,9 @@ pub fn plan_report(
             " (lists only)"
         }
     );
+    // an int8 model's matrix products round differently with and without VNNI, so
+    // words matched by meaning near a threshold can fall the other way: say which
+    println!("int8 kernels of this CPU: {}", int8_kernels());
     println!();
     print!("| category |");
     for s in &scores {
@@ -175,5 +178,26 @@ pub fn understand(cfg: &LoadedConfig, goal: &str) -> ExitCode {
             }
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Which instructions an int8 ONNX model's matrix products run on here.
+fn int8_kernels() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512vnni") {
+            return "AVX-512 VNNI";
+        }
+        if std::arch::is_x86_feature_detected!("avxvnni") {
+            return "AVX-VNNI";
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return "AVX2 (no VNNI)";
+        }
+        "SSE"
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        std::env::consts::ARCH
     }
 }
