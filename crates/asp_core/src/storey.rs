@@ -95,6 +95,7 @@ fn floor_number(w: &str) -> Option<u32> {
     }
     WORDS.iter().find(|(k, _)| *k == w).map(|(_, n)| *n)
 }
+
 impl Storey {
     /// The storey indices (0: the ground floor, of `count` storeys) this names, for a
     /// robot on storey `here`; `Err` says why none (no storey above the top one, a floor
