@@ -720,6 +720,49 @@ pub const PART_NOUNS: &[&str] = &[
     "leg",
 ];
 
+/// People and pets: before 's they own the thing named after it ("grandma's teapot"),
+/// they do not have it as a part. Words outside the list are weighed by meaning.
+pub const OWNER_NOUNS: &[&str] = &[
+    "mom",
+    "mum",
+    "mother",
+    "dad",
+    "father",
+    "grandma",
+    "granny",
+    "grandpa",
+    "grandmother",
+    "grandfather",
+    "baby",
+    "child",
+    "kid",
+    "boy",
+    "girl",
+    "man",
+    "woman",
+    "guest",
+    "friend",
+    "neighbour",
+    "neighbor",
+    "sister",
+    "brother",
+    "son",
+    "daughter",
+    "wife",
+    "husband",
+    "aunt",
+    "uncle",
+    "roommate",
+    "someone",
+    "somebody",
+    "everyone",
+    "dog",
+    "cat",
+    "puppy",
+    "kitten",
+    "pet",
+];
+
 /// Parts that also name objects of their own: as the last word of a compound they stay
 /// the object's name ("light switch", "power button"); they are parts only with an
 /// owner said ("the button on the bell", "the kettle's switch").

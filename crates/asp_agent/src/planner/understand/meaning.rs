@@ -152,6 +152,37 @@ const NOUN_PROTOTYPES: &[&str] = &[
     "bathroom",
 ];
 
+/// Who can own things: a possessive word nearer these than any noun prototype or
+/// [`THING_PROTOTYPES`] is an owner ("the toddler's cup" is a cup), not a thing with
+/// parts. Single words are weak evidence ("fan", "safe" and "can" read as people as
+/// often as things), so an owner by meaning never turns a part into a thing.
+const OWNER_PROTOTYPES: &[&str] = &[
+    "person",
+    "woman",
+    "man",
+    "child",
+    "baby",
+    "friend",
+    "mother",
+    "father",
+    "grandmother",
+    "guest",
+    "neighbour",
+    "dog",
+    "cat",
+    "pet",
+];
+/// Kinds of things the noun prototypes leave far (a coat, a chest, a candle are nearer
+/// a person than any noun prototype, not nearer than these).
+const THING_PROTOTYPES: &[&str] = &[
+    "container",
+    "appliance",
+    "clothes",
+    "device",
+    "box",
+    "light",
+];
+
 /// Prototype phrases per relation kind. Only the kinds whose anchor is one object:
 /// "between" and the superlatives have their own shapes.
 const RELATION_PROTOTYPES: &[(&str, RelationKind)] = &[
@@ -298,6 +329,8 @@ pub struct Meaning {
     embedder: Arc<dyn TextEmbedder>,
     attributes: Vec<Vec<f32>>,
     nouns: Vec<Vec<f32>>,
+    owners: Vec<Vec<f32>>,
+    things: Vec<Vec<f32>>,
     /// Each relation prototype in the neutral clause and alone.
     relations: Vec<(Vec<f32>, Vec<f32>)>,
     /// Under this similarity a word is not taken for a verb.
@@ -346,6 +379,8 @@ impl Meaning {
         };
         let attributes = embed_all(ATTRIBUTE_PROTOTYPES)?;
         let nouns = embed_all(NOUN_PROTOTYPES)?;
+        let owners = embed_all(OWNER_PROTOTYPES)?;
+        let things = embed_all(THING_PROTOTYPES)?;
         let relations = RELATION_PROTOTYPES
             .iter()
             .map(|(p, _)| {
@@ -359,6 +394,8 @@ impl Meaning {
             embedder,
             attributes,
             nouns,
+            owners,
+            things,
             relations,
             min_similarity,
             min_margin,
@@ -489,6 +526,15 @@ impl Meaning {
             return false;
         };
         nearest(&v, self.relations.iter().map(|(_, alone)| alone)) > nearest(&v, &self.nouns)
+    }
+
+    /// Whether a word reads as someone who owns things ("toddler", "Sarah") rather than
+    /// a thing ("kettle"): nearer an owner prototype than any noun or thing prototype.
+    pub fn is_owner(&self, word: &str) -> bool {
+        let Some(v) = self.embed(word) else {
+            return false;
+        };
+        nearest(&v, &self.owners) > nearest(&v, self.nouns.iter().chain(&self.things))
     }
 
     /// Whether a word before the noun describes it (colour, material, size, state)

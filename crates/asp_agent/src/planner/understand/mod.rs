@@ -1940,18 +1940,28 @@ mod tests {
                 ("desk", Some("top drawer"))
             );
         }
-        // not a part after 's: a capitalised owner names the thing (a product name kept
-        // whole for grounding), another only owns it
+        // after a thing, a part no list knows is still its part
+        let s = &plan("pick up the teapot's infuser")[0];
+        assert_eq!(
+            (s.object.name.as_str(), s.part.as_deref()),
+            ("teapot", Some("infuser"))
+        );
+        // not a part after 's: a capitalised word names the thing (a product name kept
+        // whole for grounding), someone who owns things only owns it, even a word that
+        // can be a part
         let s = &plan("pick up the Rubik's cube")[0];
         assert_eq!(
             (s.object.name.as_str(), s.part.as_deref()),
             ("rubik's cube", None)
         );
-        let s = &plan("bring me grandma's teapot")[0];
-        assert_eq!(
-            (s.object.name.as_str(), s.part.as_deref()),
-            ("teapot", None)
-        );
+        for (goal, thing) in [
+            ("bring me grandma's teapot", "teapot"),
+            ("bring me the dog's bowl", "bowl"),
+            ("hand me my sister's keys", "key"),
+        ] {
+            let s = &plan(goal)[0];
+            assert_eq!((s.object.name.as_str(), s.part.as_deref()), (thing, None));
+        }
         let s = &plan("pick up the mug's handle")[0];
         assert_eq!(
             (s.object.name.as_str(), s.part.as_deref()),

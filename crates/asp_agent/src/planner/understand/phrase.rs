@@ -578,24 +578,39 @@ impl PhraseReader<'_> {
         {
             core.pop();
         }
-        // "the desk's top drawer": the owner before 's, the part after it. Not a part:
-        // a capitalised owner names the thing ("the Rubik's cube": a product name, kept
-        // whole for grounding), another owns it ("grandma's teapot": the teapot)
-        let names_a_part = |at: usize| {
-            let words = noun_words(toks, at);
+        // "the desk's top drawer", "the kettle's spout": the owner before 's, the part
+        // after it, whether or not a list knows the part. Not a part: after another
+        // capitalised word the whole names the thing ("the Rubik's cube", "Campbell's
+        // soup": product names, kept whole for grounding); after someone who owns things
+        // it is the thing ("grandma's teapot"), and so is a part that is also a thing of
+        // its own after a person the lists know ("my sister's keys")
+        let possessive = toks.get(i).is_some_and(|t| t.is("'s"));
+        let named_part = || {
+            let words = noun_words(toks, i + 1);
             toks[words]
                 .last()
-                .is_some_and(|t| PART_NOUNS.contains(&singular(&t.w).as_str()))
+                .map(|t| singular(&t.w))
+                .filter(|w| PART_NOUNS.contains(&w.as_str()))
         };
-        if toks.get(i).is_some_and(|t| t.is("'s"))
-            && !core.is_empty()
-            && !names_a_part(i + 1)
+        let capitalised = core
+            .last()
+            .is_some_and(|t| t.raw.starts_with(|c: char| c.is_uppercase()));
+        let named_thing = possessive
             && !noun_words(toks, i + 1).is_empty()
-        {
+            && core.last().is_some_and(|owner| match named_part() {
+                None => {
+                    capitalised
+                        || OWNER_NOUNS.contains(&singular(&owner.w).as_str())
+                        || self.meaning.is_some_and(|m| m.is_owner(&owner.w))
+                }
+                Some(part) => {
+                    !capitalised
+                        && OWNER_NOUNS.contains(&singular(&owner.w).as_str())
+                        && KIND_PARTS.contains(&part.as_str())
+                }
+            });
+        if named_thing {
             let named = noun_words(toks, i + 1);
-            let capitalised = core
-                .last()
-                .is_some_and(|t| t.raw.starts_with(|c: char| c.is_uppercase()));
             if capitalised {
                 if let Some(owner) = core.last_mut() {
                     owner.w.push_str("'s");
@@ -606,7 +621,7 @@ impl PhraseReader<'_> {
             }
             core.extend_from_slice(&toks[named.clone()]);
             i = named.end;
-        } else if toks.get(i).is_some_and(|t| t.is("'s")) {
+        } else if possessive {
             self.core(&core, &mut p);
             let part = noun_words(toks, i + 1);
             let part_words: Vec<String> = toks[part.clone()].iter().map(|t| t.w.clone()).collect();
