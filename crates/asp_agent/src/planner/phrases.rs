@@ -4,6 +4,7 @@
 //! implied steps and the LLM planner's validation; [`key_presses`] turns typed text into
 //! one press per symbol. The goal itself is read by [`super::understand`].
 
+use super::understand::lexicon::ordinal;
 use super::{Subtask, Verb};
 
 const ARTICLES: &[&str] = &[
@@ -176,11 +177,6 @@ impl Relation {
     }
 }
 
-/// The number an ordinal word counts ("second" → 2, "last" → -1).
-fn lookup_ordinal(word: &str) -> Option<i32> {
-    super::understand::lexicon::ordinal(word)
-}
-
 /// An object phrase split for retrieval: the query (category and attributes) and an
 /// optional spatial relation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -242,7 +238,7 @@ pub fn parse_object_phrase(phrase: &str) -> ObjectPhrase {
     for (suffix, left) in [(" from the left ", true), (" from the right ", false)] {
         if let Some(q) = p.strip_suffix(suffix) {
             let words: Vec<&str> = q.split_whitespace().collect();
-            let n = words.first().and_then(|w| lookup_ordinal(w));
+            let n = words.first().and_then(|w| ordinal(w));
             if let (Some(n), true) = (n, words.len() >= 2) {
                 return ObjectPhrase {
                     query: words[1..].join(" "),
