@@ -62,8 +62,9 @@ pub fn plan_report(
             " (lists only)"
         }
     );
-    // an int8 model's matrix products round differently with and without VNNI, so
-    // words matched by meaning near a threshold can fall the other way: say which
+    // the int8 text embedder runs other kernels with and without VNNI: say which, so
+    // that figures from two machines can be told apart if they ever differ (on AVX2
+    // without VNNI every split read as with exact u8 products)
     println!("int8 kernels of this CPU: {}", int8_kernels());
     println!();
     print!("| category |");
