@@ -521,6 +521,31 @@ fn relation_words_no_list_knows_are_read_by_meaning_or_asked_about() {
     assert_eq!(steps[0]["object"]["relation"]["kind"], "under", "{out}");
 }
 
+#[test]
+fn owners_no_list_knows_are_read_by_meaning_and_never_take_a_part() {
+    let object = |goal: &str| -> (String, Option<String>) {
+        let (code, out, err) = asp(&["understand", goal]);
+        assert_eq!(code, 0, "{goal}: {err}");
+        let steps: serde_json::Value = serde_yaml_ng::from_str(&out).unwrap();
+        let name = steps[0]["object"]["name"].as_str().unwrap().to_string();
+        let part = steps[0]["part"].as_str().map(str::to_string);
+        (name, part)
+    };
+    // people no list names own the thing after 's
+    assert_eq!(object("hand me the toddler's cup"), ("cup".into(), None));
+    assert_eq!(object("bring me the visitor's coat"), ("coat".into(), None));
+    // a thing's part no list knows stays its part
+    assert_eq!(
+        object("pick up the teapot's infuser"),
+        ("teapot".into(), Some("infuser".into()))
+    );
+    // "fan" reads nearly as much a person as a thing: its switch stays a part
+    assert_eq!(
+        object("press the fan's switch"),
+        ("fan".into(), Some("switch".into()))
+    );
+}
+
 /// `asp memory build --bag` on a bag recorded in simulation (the default world's head
 /// camera turned round in place, with ground truth) builds the building memory through
 /// the VLM stand-in, and `asp memory find` answers from it; misuse is named.
