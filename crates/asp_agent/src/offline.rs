@@ -322,6 +322,24 @@ impl Offline<'_, '_> {
                 self.must(ToolRequest::Skill { skill, obj: target }).await?;
                 Ok(())
             }
+            Verb::GoTo => {
+                if !self.rt.settings.mobile {
+                    return Err(StepError::Failed {
+                        message: format!(
+                            "cannot go to the {}: this robot has no base to drive (agent_node.mobile is false)",
+                            st.object
+                        ),
+                        retryable: false,
+                    });
+                }
+                let key = self.resolve(&st.object, &st.excluded, &st.within()).await?;
+                // the base goes even when it stood there for an earlier step: the goal
+                // is to be there now
+                self.at = None;
+                self.approach(&key, &format!("go to the {}", st.object))
+                    .await?;
+                Ok(())
+            }
             Verb::Open | Verb::Close | Verb::TurnOn | Verb::TurnOff => {
                 let key = self.resolve(&st.object, &st.excluded, &st.within()).await?;
                 let action = st.action.clone().unwrap_or_else(|| {

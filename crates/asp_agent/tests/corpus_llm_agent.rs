@@ -163,6 +163,8 @@ fn script(plan: &[StepSpec]) -> Option<Script> {
             }
             Verb::Open => m.skill(Skill::Open, &obj),
             Verb::Close => m.skill(Skill::Close, &obj),
+            // the table world has no base to drive
+            Verb::GoTo => return None,
             Verb::TurnOn | Verb::TurnOff => {
                 let action = match (s.action, &s.text) {
                     (Some(ActionKind::Type | ActionKind::Dial), Some(t)) => {

@@ -411,6 +411,54 @@ async fn mobile_robots_go_to_the_object_first() {
 }
 
 #[tokio::test]
+async fn going_somewhere_drives_there_and_moves_nothing() {
+    let w = world();
+    let mut s = settings();
+    s.mobile = true;
+    let (agent, _) = offline_agent(w.clone(), s);
+    let r = run(&agent, "head over to the desk bell").await;
+    assert!(r.status.is_completed(), "{}", r.summary);
+    assert_eq!(
+        w.calls(),
+        vec![
+            "object_retrieval(desk bell)",
+            "go_to(desk_bell_0, go to the desk bell)"
+        ]
+    );
+    assert_eq!(w.held(), None);
+    // after a pick: the drive goes with the object held
+    let r = run(&agent, "pick up the mug and go to the desk bell").await;
+    assert!(r.status.is_completed(), "{}", r.summary);
+    assert_eq!(
+        w.calls()[2..],
+        [
+            "object_retrieval(mug)",
+            "go_to(mug_0, pick up the mug)",
+            "grasp(mug_0)",
+            "object_retrieval(desk bell)",
+            "go_to(desk_bell_0, go to the desk bell)"
+        ]
+    );
+    assert_eq!(w.held().as_deref(), Some("mug"));
+    // a robot without a base says so and calls nothing that moves
+    let w = world();
+    let (agent, _) = offline_agent(w.clone(), settings());
+    let r = run(&agent, "go to the desk bell").await;
+    assert_eq!(
+        error_code(&r),
+        GoalErrorCode::SubtaskFailed,
+        "{}",
+        r.summary
+    );
+    assert!(r.summary.contains("no base to drive"), "{}", r.summary);
+    assert!(
+        !w.calls().iter().any(|c| c.starts_with("go_to")),
+        "{:?}",
+        w.calls()
+    );
+}
+
+#[tokio::test]
 async fn holding_something_else_is_not_silently_dropped() {
     let w = world();
     let (agent, _) = offline_agent(w.clone(), settings());

@@ -188,19 +188,59 @@ pub fn skill_verdicts(report: &SkillReport) -> Vec<Verdict> {
     out
 }
 
+/// The check of a go_to that arrived: the cameras found the object again from where
+/// the base stopped (re-detection on arrival), not the odometry's word alone.
+pub fn arrival_verdict(obj: &ObjectKey, reply: &GoToReply) -> Verdict {
+    let found = reply.relocalized.as_ref();
+    Verdict {
+        stage: ARRIVAL.into(),
+        check: format!("is {obj} in view from where the base stopped?"),
+        passed: found.is_some(),
+        score: found.map(|f| f64::from(f.score)),
+        detail: found.map_or_else(
+            || "not found again on arrival".to_owned(),
+            |f| {
+                format!(
+                    "found again {:.2} m from where the map had it (similarity {:.2})",
+                    f.shift, f.score
+                )
+            },
+        ),
+    }
+}
+
+/// The stage of [`arrival_verdict`].
+pub const ARRIVAL: &str = "arrival";
+
 /// Whether a goal ended in a success the verifier confirmed: the agent completed it, at
-/// least one skill's outcome was checked, the last outcome check passed, and no push
+/// least one step was checked (a skill's outcome where a skill ran, else a go_to's
+/// arrival: going there was the goal), the last check passed and so did the last
+/// outcome check (a drive after a failed place proves nothing of the place), and no push
 /// pressed something else (a press cannot be undone: a wrong key stays typed), and no
 /// choice the goal rests on was left unconfirmed (the only one found of "the cup on the
 /// left"). The agent's own word ("SUCCESS") is not enough: only the verifier declares a
 /// step succeeded.
 pub fn verified_success(report: &asp_agent::GoalReport) -> bool {
-    let verdicts = report.verdicts();
-    let outcomes = || verdicts.iter().filter(|v| v.stage == "outcome");
     matches!(report.status, asp_agent::GoalStatus::Completed)
-        && outcomes().next_back().is_some_and(|v| v.passed)
-        && !outcomes().any(|v| v.detail.contains(asp_verify::SIDE_EFFECT))
+        && checks_confirm(&report.verdicts())
         && report.unconfirmed().is_empty()
+}
+
+/// The verdicts' part of [`verified_success`].
+fn checks_confirm(verdicts: &[&Verdict]) -> bool {
+    let outcomes = || verdicts.iter().filter(|v| v.stage == "outcome");
+    let checks = || {
+        verdicts
+            .iter()
+            .filter(|v| v.stage == "outcome" || v.stage == ARRIVAL)
+    };
+    // a skill ran (its commit was gated): its outcome is what the goal rests on
+    let skilled = verdicts
+        .iter()
+        .any(|v| v.stage == "gate" || v.stage == "outcome");
+    checks().next_back().is_some_and(|v| v.passed)
+        && (!skilled || outcomes().next_back().is_some_and(|v| v.passed))
+        && !outcomes().any(|v| v.detail.contains(asp_verify::SIDE_EFFECT))
 }
 
 /// The verdict of an affordance grounding (the A-Harness commit rule).
@@ -689,8 +729,8 @@ impl ToolBackend for GraphBackend {
             Ok(ActionReport {
                 holding: ctx.state.held_object.is_some(),
                 skill: None,
+                verdicts: vec![arrival_verdict(obj, &reply)],
                 message: reply.message,
-                verdicts: Vec::new(),
             })
         } else {
             let failure = reply
@@ -728,6 +768,64 @@ impl ToolBackend for GraphBackend {
             summary,
         });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod verified_tests {
+    use super::*;
+
+    fn v(stage: &str, passed: bool) -> Verdict {
+        Verdict {
+            stage: stage.into(),
+            check: String::new(),
+            passed,
+            score: None,
+            detail: String::new(),
+        }
+    }
+
+    fn confirm(vs: &[Verdict]) -> bool {
+        checks_confirm(&vs.iter().collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn a_drive_alone_is_confirmed_by_its_arrival_a_skill_only_by_its_outcome() {
+        // nothing checked: nothing confirmed
+        assert!(!confirm(&[]));
+        // "go to the sofa": found again on arrival, or not
+        assert!(confirm(&[v(ARRIVAL, true)]));
+        assert!(!confirm(&[v(ARRIVAL, false)]));
+        // a pick: its outcome decides, whatever the approach's arrival said
+        assert!(confirm(&[
+            v(ARRIVAL, false),
+            v("gate", true),
+            v("outcome", true)
+        ]));
+        assert!(!confirm(&[
+            v(ARRIVAL, true),
+            v("gate", true),
+            v("outcome", false)
+        ]));
+        // a gated skill whose outcome went unchecked is not confirmed by the drive
+        assert!(!confirm(&[v(ARRIVAL, true), v("gate", true)]));
+        // "pick up the cup and go to the table": both must hold
+        assert!(confirm(&[
+            v("gate", true),
+            v("outcome", true),
+            v(ARRIVAL, true)
+        ]));
+        assert!(!confirm(&[
+            v("gate", true),
+            v("outcome", true),
+            v(ARRIVAL, false)
+        ]));
+        // a drive after a failed place proves nothing of the place
+        assert!(!confirm(&[
+            v("gate", true),
+            v("outcome", false),
+            v(ARRIVAL, true)
+        ]));
     }
 }
 

@@ -1,5 +1,6 @@
 //! The planner front end (SPEC §4.1): a goal becomes single-verb subtasks from a closed
-//! set — pick up X, place X on|in Y, open X, close X, turn on X, turn off X — with
+//! set — pick up X, place X on|in Y, open X, close X, turn on X, turn off X, and on a
+//! mobile robot go to X (the base only) — with
 //! their objects and locations, implied steps added, qualifiers kept and whole objects
 //! named (the part goes into its own field). Two producers: the LLM
 //! ([`llm::plan_with_llm`]: parse → regenerate with a hint → the grammar as fallback)
@@ -27,16 +28,20 @@ pub enum Verb {
     Close,
     TurnOn,
     TurnOff,
+    /// Drive the base to a place ("go to the sofa in the living room"): a mobile
+    /// robot's go_to, nothing moved.
+    GoTo,
 }
 
 impl Verb {
-    pub const ALL: [Verb; 6] = [
+    pub const ALL: [Verb; 7] = [
         Verb::PickUp,
         Verb::Place,
         Verb::Open,
         Verb::Close,
         Verb::TurnOn,
         Verb::TurnOff,
+        Verb::GoTo,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -47,6 +52,7 @@ impl Verb {
             Verb::Close => "close",
             Verb::TurnOn => "turn_on",
             Verb::TurnOff => "turn_off",
+            Verb::GoTo => "go_to",
         }
     }
 
@@ -59,6 +65,7 @@ impl Verb {
             Verb::Close => "close",
             Verb::TurnOn => "turn on",
             Verb::TurnOff => "turn off",
+            Verb::GoTo => "go to",
         }
     }
 

@@ -208,6 +208,22 @@ pub const VERBS: &[(&str, Sense)] = &[
     ("ignite", Sense::Harm),
 ];
 
+/// Verbs that move the robot itself when "to" follows them ("go to the sofa", "drive
+/// over to the desk", "head upstairs"); with an object between ("move the cup to the
+/// table") they are other verbs.
+pub const MOTION_VERBS: &[&str] = &[
+    "go", "drive", "head", "navigate", "move", "walk", "travel", "come", "proceed", "roll",
+    "return", "get",
+];
+
+/// Words between a motion verb and where it goes ("go over to", "head back to").
+pub const MOTION_ADVERBS: &[&str] = &[
+    "over", "back", "on", "right", "straight", "across", "along", "yourself",
+];
+
+/// Words that say where a motion ends ("to the sofa", "into the kitchen").
+pub const MOTION_ENDS: &[&str] = &["up to", "to", "towards", "toward", "into", "near"];
+
 /// Words that complete a verb when they follow it or its object ("switch the TV off").
 pub const PARTICLES: &[&str] = &[
     "up", "down", "on", "off", "open", "shut", "closed", "out", "over", "back", "away",

@@ -149,10 +149,21 @@ enum Clause {
     Exclude(Vec<Tok>, Option<Vec<Tok>>, Option<(Sense, String)>),
     /// A noun phrase without a verb.
     Mention(Vec<Tok>),
+    /// "go to the sofa", "drive over to the desk in the office", "head upstairs": where
+    /// the base is to go (the words after "to").
+    GoTo(Vec<Tok>),
     /// A verb no list knows and the meaning model could not place.
     UnknownVerb(String),
     /// A statement, a question, small talk, a subordinate clause.
     Ignore,
+}
+
+/// Where a "go to …" said to go.
+#[derive(Debug, Clone)]
+enum Destination {
+    Thing(ObjectRef),
+    Room(String),
+    Storey(asp_core::Storey),
 }
 
 impl GoalGrammar {
@@ -239,6 +250,11 @@ impl GoalGrammar {
         let body = &seg[lead..];
         if body.is_empty() {
             return Clause::Ignore;
+        }
+        // "go to the sofa": the base goes somewhere (a motion verb may be among the
+        // fillers: "go" is one)
+        if let Some(to) = (0..=lead.min(seg.len() - 1)).find_map(|i| motion_at(seg, i)) {
+            return Clause::GoTo(seg[to..].to_vec());
         }
         // ruling out: "not the red one", "don't grab the glass one", "leave the plate"
         for ex in [
@@ -481,6 +497,7 @@ impl GoalGrammar {
                 }
                 Ok(())
             }
+            Clause::GoTo(rest) => self.go_to(d, &rest),
             Clause::Mention(rest) => {
                 let p = self.reader().parse(&rest);
                 if p.is_empty() && p.obj.room.is_none() {
@@ -528,6 +545,64 @@ impl GoalGrammar {
                 self.act(d, sense, &verb, &rest)
             }
         }
+    }
+
+    /// "go to the sofa": a step of its own after other steps ("pick up the cup and go
+    /// to the table"); before them only where they happen ("go to the kitchen and get
+    /// the mug": the room of what follows, "go to the fridge and open it": what "it"
+    /// stands for); alone, the goal's one step (see [`Discourse::finish`]).
+    fn go_to(&self, d: &mut Discourse, rest: &[Tok]) -> Result<(), Understanding> {
+        if rest
+            .first()
+            .is_some_and(|t| matches!(t.w.as_str(), "me" | "us" | "you" | "him" | "her" | "here"))
+        {
+            return Err(refuse(
+                RefusalClass::Unsupported,
+                "the robot goes to things, not to people: name a place to go to",
+            ));
+        }
+        // "go downstairs to the sofa": the sofa downstairs
+        let rest: Vec<Tok> = match rest {
+            [storey, to, tail @ ..]
+                if matches!(storey.w.as_str(), "upstairs" | "downstairs")
+                    && MOTION_ENDS.contains(&to.w.as_str())
+                    && !tail.is_empty() =>
+            {
+                tail.iter().chain([storey]).cloned().collect()
+            }
+            _ => rest.to_vec(),
+        };
+        let rest = rest.as_slice();
+        // "go upstairs", "head downstairs"
+        let said: Vec<&str> = rest.iter().map(|t| t.w.as_str()).collect();
+        if let Ok(storey) = said.join(" ").parse::<asp_core::Storey>() {
+            d.destination = Some(Destination::Storey(storey));
+            return Ok(());
+        }
+        let p = self.reader().parse(rest);
+        d.absorb(&p);
+        if p.obj.relation.is_none() && ROOMS.contains(&p.obj.name.as_str()) {
+            d.room = Some(p.obj.name.clone());
+            d.destination = Some(Destination::Room(p.obj.name.clone()));
+            return Ok(());
+        }
+        if p.obj.name.is_empty() && !p.pronoun {
+            if let Some(storey) = p.obj.storey {
+                d.destination = Some(Destination::Storey(storey));
+            }
+            return Ok(());
+        }
+        let obj = d
+            .resolve(&p, None)
+            .map_err(|e| refuse(RefusalClass::NoObject, e))?;
+        if d.steps.is_empty() {
+            d.objects.push(obj.clone());
+            d.pending = Some(obj.clone());
+            d.destination = Some(Destination::Thing(obj));
+        } else {
+            d.push(step(Verb::GoTo, obj));
+        }
+        Ok(())
     }
 
     /// One request clause: its steps.
@@ -987,6 +1062,39 @@ fn parentheses_last(toks: Vec<Tok>) -> Vec<Tok> {
     toks
 }
 
+/// Where the destination's words begin when a motion verb at `i` sends the robot
+/// somewhere: "go to the sofa", "head back over to the desk", "walk up to the door",
+/// "go upstairs". `None` when an object or a verb follows instead ("move the cup to
+/// the table", "go to get the cup", "go ahead and …").
+fn motion_at(toks: &[Tok], i: usize) -> Option<usize> {
+    if !MOTION_VERBS.contains(&toks.get(i)?.w.as_str()) {
+        return None;
+    }
+    let mut k = i + 1;
+    while toks
+        .get(k)
+        .is_some_and(|t| MOTION_ADVERBS.contains(&t.w.as_str()))
+    {
+        k += 1;
+    }
+    let to = if let Some(end) = MOTION_ENDS.iter().find(|e| starts(toks, k, e)) {
+        k + end.split(' ').count()
+    } else if toks
+        .get(k)
+        .is_some_and(|t| matches!(t.w.as_str(), "upstairs" | "downstairs" | "here"))
+    {
+        k
+    } else {
+        return None;
+    };
+    let first = toks.get(to).filter(|t| !t.is_mark())?;
+    // "go to get the cup": the verb after it is the request
+    if verb_at(toks, to).is_some() && find(DETERMINERS, &first.w).is_none() {
+        return None;
+    }
+    Some(to)
+}
+
 /// Clauses: split at clause marks, "then", "after that", and at "and"/"but" before a
 /// verb.
 fn segments(toks: &[Tok]) -> Vec<Vec<Tok>> {
@@ -1049,7 +1157,8 @@ fn segments(toks: &[Tok]) -> Vec<Vec<Tok>> {
                         || toks.get(j + len).is_none_or(|n| n.is_mark())
                             && matches!(toks[j].w.as_str(), "start" | "close" | "open")
                 }) || starts(toks, j, "do not")
-                    || starts(toks, j, "leave"));
+                    || starts(toks, j, "leave")
+                    || motion_at(toks, j).is_some());
             if starts_clause {
                 flush(&mut cur, &mut out);
                 i = j;
@@ -1421,6 +1530,8 @@ struct Discourse {
     exclusions: Vec<Phrase>,
     /// The room a "go to the kitchen" set.
     room: Option<String>,
+    /// Where a "go to …" before any other step said to go.
+    destination: Option<Destination>,
     last_act: Option<(Sense, String)>,
     unknown_verbs: Vec<String>,
     unplaced: Vec<String>,
@@ -1627,6 +1738,29 @@ impl Discourse {
     }
 
     fn finish(mut self, toks: &[Tok]) -> Understanding {
+        // "go to the sofa" alone: the goal is to be there
+        if self.steps.is_empty() {
+            match self.destination.take() {
+                Some(Destination::Thing(obj)) => self.steps.push(step(Verb::GoTo, obj)),
+                Some(Destination::Room(room)) => {
+                    return refuse(
+                        RefusalClass::Unsupported,
+                        format!(
+                            "the robot goes to things, not to rooms: say what to go to in the {room}, e.g. \"go to the table in the {room}\""
+                        ),
+                    );
+                }
+                Some(Destination::Storey(storey)) => {
+                    return refuse(
+                        RefusalClass::Unsupported,
+                        format!(
+                            "the robot goes to things, not to storeys: say what to go to there ({storey}), e.g. \"go to the sofa upstairs\""
+                        ),
+                    );
+                }
+                None => {}
+            }
+        }
         if let Some(reason) = hazard(toks, &self.steps) {
             return refuse(RefusalClass::Unsafe, reason);
         }
@@ -1731,7 +1865,7 @@ fn hazard(toks: &[Tok], steps: &[StepSpec]) -> Option<String> {
     }
     for s in steps {
         let obj = head(&s.object.name);
-        if LIVING.contains(&obj) && s.verb != Verb::Place && s.verb != Verb::PickUp {
+        if LIVING.contains(&obj) && !matches!(s.verb, Verb::Place | Verb::PickUp | Verb::GoTo) {
             return Some(format!("{:?} is alive", s.object.name));
         }
         if LIVING.contains(&obj) && s.action == Some(ActionKind::Press) {
@@ -2068,6 +2202,74 @@ mod tests {
             assert_eq!(s.object.name, "box", "{goal}");
             assert_eq!(s.object.attributes, ["yellow"], "{goal}");
             assert_eq!(s.object.excluded, ["blue"], "{goal}");
+        }
+    }
+
+    #[test]
+    fn going_somewhere_is_a_step_of_its_own_and_sets_the_scene_for_what_follows() {
+        // alone: the goal is to be there, with the words that say which one and where
+        for (goal, shows) in [
+            ("go to the sofa", "go_to sofa"),
+            ("please drive over to the red chair", "go_to chair"),
+            (
+                "could you navigate to the bookshelf next to the window?",
+                "go_to bookshelf",
+            ),
+            ("walk up to the front door", "go_to front door"),
+            ("return to the charging dock", "go_to charging dock"),
+            ("go to the cat", "go_to cat"),
+        ] {
+            assert_eq!(shown(&plan(goal)), [shows], "{goal}");
+        }
+        let s = &plan("head back to the desk in the office")[0];
+        assert_eq!(
+            (s.verb, s.object.room.as_deref()),
+            (Verb::GoTo, Some("office"))
+        );
+        for goal in [
+            "go to the coffee table upstairs",
+            "go upstairs to the coffee table",
+        ] {
+            let s = &plan(goal)[0];
+            assert_eq!(s.object.name, "coffee table", "{goal}");
+            assert_eq!(s.object.storey, Some(asp_core::Storey::Above), "{goal}");
+        }
+        // after another step: going there is a step too
+        assert_eq!(
+            shown(&plan("pick up the cup and go to the table")),
+            ["pick_up cup", "go_to table"]
+        );
+        // before one: where it happens, as before
+        let s = &plan("go to the kitchen and get me the mug")[0];
+        assert_eq!(
+            (s.verb, s.object.room.as_deref()),
+            (Verb::PickUp, Some("kitchen"))
+        );
+        assert_eq!(
+            shown(&plan("go to the fridge and open it")),
+            ["open fridge"]
+        );
+        // a motion verb with an object or a verb after it is not a drive
+        assert_eq!(shown(&plan("go to get the cup")), ["pick_up cup"]);
+        assert_eq!(
+            shown(&plan("move the cup to the table")),
+            ["pick_up cup (implied)", "place cup -> table"]
+        );
+        assert_eq!(
+            shown(&plan("go ahead and put the apple in the bowl")),
+            ["pick_up apple (implied)", "place apple -> bowl"]
+        );
+        // a room, a storey or a person alone: refused, saying what to say instead
+        for (goal, says) in [
+            ("go to the kitchen", "go to the table in the kitchen"),
+            ("go upstairs", "go to the sofa upstairs"),
+            ("go to the second floor", "floor 2"),
+            ("come here", "name a place to go to"),
+            ("come over to me", "name a place to go to"),
+        ] {
+            let (class, reason) = refusal(goal);
+            assert_eq!(class, RefusalClass::Unsupported, "{goal}");
+            assert!(reason.contains(says), "{goal}: {reason}");
         }
     }
 
