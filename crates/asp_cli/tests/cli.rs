@@ -136,6 +136,29 @@ fn run_picks_up_the_mug_and_exits_zero_on_a_verified_success() {
 }
 
 #[test]
+fn run_of_a_drive_goes_there_moves_nothing_and_is_verified_by_finding_it_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = format!("common.paths.data_dir={}", dir.path().display());
+    let (code, out, err) = asp(&["run", "please drive over to the bowl", "--set", &data]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("1. go to the bowl"), "{out}");
+    assert!(out.contains("go_to(action=\"go to the bowl\""), "{out}");
+    assert!(out.contains("verifier arrival PASS"), "{out}");
+    // nothing was gated: no skill ran
+    assert!(!out.contains("verifier gate"), "{out}");
+    assert!(out.contains("result: SUCCESS (verified)"), "{out}");
+    assert!(out.contains("final state: held nothing"), "{out}");
+    // a room alone is refused before anything moves, saying what to say instead
+    let (code, out, err) = asp(&["run", "go to the kitchen", "--set", &data]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        out.contains("go to the table in the kitchen"),
+        "{out}\n{err}"
+    );
+    assert!(!out.contains("go_to("), "{out}");
+}
+
+#[test]
 fn run_of_an_impossible_goal_fails_with_status_one() {
     let dir = tempfile::tempdir().unwrap();
     let data = format!("common.paths.data_dir={}", dir.path().display());
