@@ -164,6 +164,7 @@ enum Destination {
     Thing(ObjectRef),
     Room(String),
     Storey(asp_core::Storey),
+    Person,
 }
 
 impl GoalGrammar {
@@ -552,14 +553,13 @@ impl GoalGrammar {
     /// the mug": the room of what follows, "go to the fridge and open it": what "it"
     /// stands for); alone, the goal's one step (see [`Discourse::finish`]).
     fn go_to(&self, d: &mut Discourse, rest: &[Tok]) -> Result<(), Understanding> {
+        // "come here and grab the mug": where the person is only says who wants it
         if rest
             .first()
             .is_some_and(|t| matches!(t.w.as_str(), "me" | "us" | "you" | "him" | "her" | "here"))
         {
-            return Err(refuse(
-                RefusalClass::Unsupported,
-                "the robot goes to things, not to people: name a place to go to",
-            ));
+            d.destination = Some(Destination::Person);
+            return Ok(());
         }
         // "go downstairs to the sofa": the sofa downstairs
         let rest: Vec<Tok> = match rest {
@@ -1758,6 +1758,12 @@ impl Discourse {
                         ),
                     );
                 }
+                Some(Destination::Person) => {
+                    return refuse(
+                        RefusalClass::Unsupported,
+                        "the robot goes to things, not to people: name a place to go to",
+                    );
+                }
                 None => {}
             }
         }
@@ -2271,6 +2277,8 @@ mod tests {
             assert_eq!(class, RefusalClass::Unsupported, "{goal}");
             assert!(reason.contains(says), "{goal}: {reason}");
         }
+        // with a request it is only who wants it
+        assert_eq!(shown(&plan("come here and grab the mug")), ["pick_up mug"]);
     }
 
     #[test]
