@@ -221,8 +221,91 @@ pub const MOTION_ADVERBS: &[&str] = &[
     "over", "back", "on", "right", "straight", "across", "along", "yourself",
 ];
 
-/// Words that say where a motion ends ("to the sofa", "into the kitchen").
-pub const MOTION_ENDS: &[&str] = &["up to", "to", "towards", "toward", "into", "near"];
+/// Words that say where a motion ends ("to the sofa", "into the kitchen", "drive next to
+/// the desk").
+pub const MOTION_ENDS: &[&str] = &[
+    "up to",
+    "to",
+    "towards",
+    "toward",
+    "into",
+    "near",
+    "next to",
+    "close to",
+    "beside",
+    "in front of",
+];
+
+/// Words that send the robot somewhere with a person or "the way" between the verb and
+/// where it goes ("take me to the desk", "lead the way to the sofa", "make your way to
+/// the bed"): the robot goes there (a person following is not the robot's concern).
+pub const MOTION_LEADS: &[&str] = &[
+    "take me",
+    "take us",
+    "lead me",
+    "lead us",
+    "lead the way",
+    "guide me",
+    "guide us",
+    "show me the way",
+    "show us the way",
+    "make your way",
+    "find your way",
+    "get yourself",
+    "bring yourself",
+    "position yourself",
+    "place yourself",
+];
+
+/// Verbs that put the robot somewhere when a place follows them ("park next to the
+/// sofa", "wait by the door", "go and stand beside the desk"); without one they are not
+/// requests to move ("wait", "stand the bottle up").
+pub const STAND_VERBS: &[&str] = &["stand", "park", "wait", "stay", "stop"];
+
+/// Words that say where the robot stands ("by the door", "at the desk").
+pub const STAND_ENDS: &[&str] = &[
+    "next to",
+    "close to",
+    "beside",
+    "by",
+    "near",
+    "in front of",
+    "at",
+    "over by",
+    "right by",
+];
+
+/// Verbs whose object is where the robot goes ("approach the bookshelf").
+pub const APPROACH_VERBS: &[&str] = &["approach"];
+
+/// What comes between "where" and the thing it points at, or after it, in "go to where
+/// the mug is", "head back to where you saw the keys".
+pub const WHERE_SEEN: &[&str] = &[
+    "you saw",
+    "you last saw",
+    "you found",
+    "you left",
+    "you put",
+    "i left",
+    "i put",
+    "we left",
+    "i saw",
+    "we saw",
+];
+pub const WHERE_IS: &[&str] = &[
+    "is",
+    "was",
+    "are",
+    "were",
+    "lies",
+    "sits",
+    "stands",
+    "is kept",
+    "is standing",
+    "is lying",
+    "is sitting",
+    "used to be",
+];
 
 /// Words that complete a verb when they follow it or its object ("switch the TV off").
 pub const PARTICLES: &[&str] = &[

@@ -572,7 +572,7 @@ impl GoalGrammar {
             }
             _ => rest.to_vec(),
         };
-        let rest = rest.as_slice();
+        let rest = where_pointed(rest.as_slice());
         // "go upstairs", "head downstairs"
         let said: Vec<&str> = rest.iter().map(|t| t.w.as_str()).collect();
         if let Ok(storey) = said.join(" ").parse::<asp_core::Storey>() {
@@ -1064,26 +1064,46 @@ fn parentheses_last(toks: Vec<Tok>) -> Vec<Tok> {
 
 /// Where the destination's words begin when a motion verb at `i` sends the robot
 /// somewhere: "go to the sofa", "head back over to the desk", "walk up to the door",
-/// "go upstairs". `None` when an object or a verb follows instead ("move the cup to
-/// the table", "go to get the cup", "go ahead and …").
+/// "go upstairs", "take me to the desk", "park next to the sofa", "approach the shelf".
+/// `None` when an object or a verb follows instead ("move the cup to the table", "go to
+/// get the cup", "go ahead and …", "stand the bottle up").
 fn motion_at(toks: &[Tok], i: usize) -> Option<usize> {
-    if !MOTION_VERBS.contains(&toks.get(i)?.w.as_str()) {
-        return None;
-    }
-    let mut k = i + 1;
-    while toks
-        .get(k)
-        .is_some_and(|t| MOTION_ADVERBS.contains(&t.w.as_str()))
-    {
-        k += 1;
-    }
-    let to = if let Some(end) = MOTION_ENDS.iter().find(|e| starts(toks, k, e)) {
-        k + end.split(' ').count()
-    } else if toks
-        .get(k)
-        .is_some_and(|t| matches!(t.w.as_str(), "upstairs" | "downstairs" | "here"))
-    {
+    let first = toks.get(i)?;
+    let skip_adverbs = |mut k: usize| {
+        while toks
+            .get(k)
+            .is_some_and(|t| MOTION_ADVERBS.contains(&t.w.as_str()))
+        {
+            k += 1;
+        }
         k
+    };
+    let end_at = |k: usize, ends: &[&str]| {
+        ends.iter()
+            .filter(|e| starts(toks, k, e))
+            .map(|e| k + e.split(' ').count())
+            .max()
+    };
+    let to = if APPROACH_VERBS.contains(&first.w.as_str()) {
+        // "approach the shelf": its object is where it goes
+        i + 1
+    } else if let Some(lead) = MOTION_LEADS.iter().find(|l| starts(toks, i, l)) {
+        let k = skip_adverbs(i + lead.split(' ').count());
+        end_at(k, MOTION_ENDS).or_else(|| end_at(k, STAND_ENDS))?
+    } else if STAND_VERBS.contains(&first.w.as_str()) {
+        end_at(skip_adverbs(i + 1), STAND_ENDS)?
+    } else if MOTION_VERBS.contains(&first.w.as_str()) {
+        let k = skip_adverbs(i + 1);
+        if let Some(to) = end_at(k, MOTION_ENDS) {
+            to
+        } else if toks
+            .get(k)
+            .is_some_and(|t| matches!(t.w.as_str(), "upstairs" | "downstairs" | "here"))
+        {
+            k
+        } else {
+            return None;
+        }
     } else {
         return None;
     };
@@ -1093,6 +1113,23 @@ fn motion_at(toks: &[Tok], i: usize) -> Option<usize> {
         return None;
     }
     Some(to)
+}
+
+/// "where the mug is", "where you saw the keys": the thing the place is pointed at by;
+/// other words as they are.
+fn where_pointed(rest: &[Tok]) -> &[Tok] {
+    let Some(("where", tail)) = rest.split_first().map(|(t, tail)| (t.w.as_str(), tail)) else {
+        return rest;
+    };
+    let tail = WHERE_SEEN
+        .iter()
+        .find(|p| starts(tail, 0, p))
+        .map_or(tail, |p| &tail[p.split(' ').count()..]);
+    // "is" and what follows it ("where the mug is now", "where the mug was this morning")
+    let end = (1..tail.len())
+        .find(|&k| WHERE_IS.iter().any(|w| starts(tail, k, w)))
+        .unwrap_or(tail.len());
+    &tail[..end]
 }
 
 /// Clauses: split at clause marks, "then", "after that", and at "and"/"but" before a
@@ -2279,6 +2316,51 @@ mod tests {
         }
         // with a request it is only who wants it
         assert_eq!(shown(&plan("come here and grab the mug")), ["pick_up mug"]);
+    }
+
+    #[test]
+    fn other_ways_of_saying_go_there_are_drives_too() {
+        for (goal, shows) in [
+            // a person or "the way" between the verb and the place
+            ("take me to the coffee table", "go_to coffee table"),
+            ("lead the way to the sofa", "go_to sofa"),
+            ("please guide us to the front door", "go_to front door"),
+            ("could you make your way to the bed?", "go_to bed"),
+            (
+                "position yourself in front of the bookshelf",
+                "go_to bookshelf",
+            ),
+            // standing somewhere
+            ("park next to the dining table", "go_to dining table"),
+            ("go and stand by the window", "go_to window"),
+            ("wait right by the door", "go_to door"),
+            ("drive next to the sofa", "go_to sofa"),
+            // the place as its object
+            ("approach the bookshelf", "go_to bookshelf"),
+            // the place pointed at by what is there
+            ("go back to where the mug is", "go_to mug"),
+            ("head to where you last saw the keys", "go_to key"),
+            (
+                "go to where the red bottle was this morning",
+                "go_to bottle",
+            ),
+        ] {
+            assert_eq!(shown(&plan(goal)), [shows], "{goal}");
+        }
+        // those verbs with an object, or with nothing after them, are not drives
+        assert_eq!(shown(&plan("take the cup")), ["pick_up cup"]);
+        for goal in [
+            "move the cup next to the sofa",
+            "stand the bottle up on the table",
+            "wait",
+            "stop the fan",
+        ] {
+            let u = GoalGrammar::lexical().understand(goal);
+            assert!(
+                !matches!(&u, Understanding::Plan { steps, .. } if steps.iter().any(|s| s.verb == Verb::GoTo)),
+                "{goal}: {u:?}"
+            );
+        }
     }
 
     #[test]
