@@ -68,17 +68,10 @@ pub fn complete_partial_view(
     let Some(fresh_centroid) = fresh.centroid() else {
         return unchanged();
     };
-    let seen: Vec<&Point3> = previous
-        .points()
-        .iter()
-        .filter(|p| frame.sees(p, max_depth, occlusion_margin))
-        .collect();
-    if seen.len() < MIN_POINTS_SEEN {
+    let Some(seen_centroid) = seen_centroid(previous, frame, max_depth, occlusion_margin) else {
         return unchanged();
-    }
-    let seen_centroid =
-        seen.iter().fold(Vector3::zeros(), |a, p| a + p.coords) / seen.len() as Real;
-    let shift = fresh_centroid.coords - seen_centroid;
+    };
+    let shift = fresh_centroid - seen_centroid;
     if shift.norm() > max_shift {
         return unchanged();
     }
@@ -124,6 +117,27 @@ pub fn complete_partial_view(
         carried: linked.len(),
         shift,
     }
+}
+
+/// The centroid of the points of `previous` that `frame` would show (in its image, within
+/// `max_depth`, not behind a surface the depth reads more than `occlusion_margin` nearer):
+/// where a view's cloud of the same object should lie when it sees only part of it (a
+/// 1.5 m stand from 0.75 m, the front of a box). `None` when fewer than
+/// [`MIN_POINTS_SEEN`] are in view.
+pub fn seen_centroid(
+    previous: &PointCloud,
+    frame: &RgbdFrame,
+    max_depth: Real,
+    occlusion_margin: Real,
+) -> Option<Point3> {
+    let (sum, n) = previous
+        .points()
+        .iter()
+        .filter(|p| frame.sees(p, max_depth, occlusion_margin))
+        .fold((Vector3::zeros(), 0usize), |(a, n), p| {
+            (a + p.coords, n + 1)
+        });
+    (n >= MIN_POINTS_SEEN).then(|| Point3::from(sum / n as Real))
 }
 
 /// The indices among `candidates` (into `previous`, shifted by `shift`) reachable from
@@ -305,6 +319,24 @@ mod tests {
         let c = complete(&cloud(seen.clone()), &cloud(top), &frame);
         assert_eq!(c.carried, 0);
         assert_eq!(c.cloud.len(), seen.len());
+    }
+
+    #[test]
+    fn the_seen_centroid_is_of_the_part_in_view() {
+        // a stand 1.5 m wide, 1 m ahead, its left end 0.45 m past the image's edge
+        // (tan 0.5 ≈ 0.546 m): a view of it shows 1.05 m of it, centred 0.23 m from the
+        // whole's centre
+        let stand = cloud(sheet(-0.5, 1.0, -0.1, 0.1));
+        let frame = camera(3.0, None);
+        let whole = stand.centroid().unwrap();
+        let seen = seen_centroid(&stand, &frame, 3.0, 0.05).unwrap();
+        let part = cloud(sheet(-0.5, EDGE, -0.1, 0.1)).centroid().unwrap();
+        assert!((seen - part).norm() < 0.01, "{seen:?} against {part:?}");
+        assert!((seen - whole).norm() > 0.2, "{seen:?} against {whole:?}");
+        // out of range, or wholly above the image: nothing to tell
+        assert_eq!(seen_centroid(&stand, &frame, 0.5, 0.05), None);
+        let above = cloud(sheet(-0.1, 0.1, EDGE + 0.05, EDGE + 0.2));
+        assert_eq!(seen_centroid(&above, &frame, 3.0, 0.05), None);
     }
 
     #[test]

@@ -2826,8 +2826,17 @@ impl ObjectMapPort for MapService {
                 })
                 .collect();
             let centroids: Vec<Point3> = seen.iter().map(|s| s.1).collect();
-            if let Some((i, shift)) = associate(previous.centroid(), &twins, max_shift, &centroids)
-            {
+            // where the view should show the object: the centroid of what it shows of the
+            // map's cloud; a view of part of a large object (a stand 1.5 m wide from 0.75
+            // m) has its part's centroid, farther from the whole's than any shift allowed
+            let expected = asp_perception::completion::seen_centroid(
+                &previous,
+                &frame,
+                IN_VIEW_WITHIN_M,
+                OCCLUSION_MARGIN_M,
+            )
+            .or_else(|| previous.centroid());
+            if let Some((i, shift)) = associate(expected, &twins, max_shift, &centroids) {
                 let (object, _, score) = seen[i];
                 // the view is right about what it shows; what it cannot show above
                 // that (a tall object's top, above the image or behind the gripper)
