@@ -180,10 +180,13 @@ impl Peer {
     }
 }
 
+/// Dropping a peer kills it: no goodbye, as a crashed process. The kill comes before
+/// stdin closes, since a peer that saw its stdin close first could stop politely (and
+/// dispose its participant) before the kill landed, on a busy machine.
 impl Drop for Peer {
     fn drop(&mut self) {
-        self.stdin.take();
         let _ = self.child.kill();
         let _ = self.child.wait();
+        self.stdin.take();
     }
 }
