@@ -332,7 +332,10 @@ impl Offline<'_, '_> {
                         retryable: false,
                     });
                 }
-                let key = self.resolve(&st.object, &st.excluded, &st.within()).await?;
+                let key = match st.room_drive() {
+                    Some(room) => self.landmark_of(room, &st.within()).await?,
+                    None => self.resolve(&st.object, &st.excluded, &st.within()).await?,
+                };
                 // the base goes even when it stood there for an earlier step: the goal
                 // is to be there now
                 self.at = None;
@@ -352,6 +355,53 @@ impl Offline<'_, '_> {
                 Ok(())
             }
         }
+    }
+
+    /// What to drive to for "go to the {room}": the robot has no room polygons, so the
+    /// room is reached by the objects the building memory took it for (its most telling
+    /// first: a fridge says kitchen, a chair does not), each looked for in the room as
+    /// any object (the live map, then where the memory saw it). The drive's arrival is
+    /// then checked as any drive's: that object found again from where the base stops.
+    async fn landmark_of(&mut self, room: &str, within: &Within) -> Step<ObjectKey> {
+        let failed = |message: String| StepError::Failed {
+            message,
+            retryable: false,
+        };
+        if !self.rt.offered().contains(&ToolName::RecallMemory) {
+            return Err(failed(format!(
+                "cannot go to the {room}: rooms are known from the building memory of a tour, which this robot does not consult"
+            )));
+        }
+        let out = self
+            .call(ToolRequest::RecallMemory {
+                query: room.to_owned(),
+                within: within.clone(),
+            })
+            .await?;
+        let evidence = match &out.output.output {
+            asp_core::ToolValue::Recollection(r) if out.output.success => r.room_evidence.clone(),
+            _ => Vec::new(),
+        };
+        if evidence.is_empty() {
+            return Err(failed(format!(
+                "cannot tell where the {room} is ({}); name something in it to go to, e.g. \"go to the table in the {room}\"",
+                out.output.feedback_msg.trim_end_matches('.')
+            )));
+        }
+        let mut tried = Vec::new();
+        for landmark in &evidence {
+            match self.resolve(landmark, &[], within).await {
+                Ok(key) => return Ok(key),
+                Err(StepError::Failed { message, .. }) => {
+                    tried.push(format!("{landmark}: {message}"))
+                }
+                Err(stop) => return Err(stop),
+            }
+        }
+        Err(failed(format!(
+            "cannot go to the {room}: none of what the building memory saw there was found again ({})",
+            tried.join("; ")
+        )))
     }
 
     /// `go_to` first on a mobile robot, unless the base already stands at this object.

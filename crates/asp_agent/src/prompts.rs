@@ -66,7 +66,7 @@ pub fn system(max_tool_calls: u32, max_retries: u32, mobile: bool) -> String {
             (
                 "memory_rule",
                 if mobile {
-                    "\n- When the goal only asks where something is (\"where is my stapler?\"), answer from\n  recall_memory without moving: SUCCESS: with the places it gives, or FAILURE: when\n  the memory saw nothing like it."
+                    "\n- When the goal only asks where something is (\"where is my stapler?\"), answer from\n  recall_memory without moving: SUCCESS: with the places it gives, or FAILURE: when\n  the memory saw nothing like it.\n- When the goal is to go to a room with nothing named in it (\"go to the kitchen\"), ask\n  recall_memory for the room, kept to that room: its note says what the memory saw\n  there; find the first of those with object_retrieval in that room and go_to it."
                 } else {
                     ""
                 },

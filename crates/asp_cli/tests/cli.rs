@@ -148,9 +148,12 @@ fn run_of_a_drive_goes_there_moves_nothing_and_is_verified_by_finding_it_again()
     assert!(!out.contains("verifier gate"), "{out}");
     assert!(out.contains("result: SUCCESS (verified)"), "{out}");
     assert!(out.contains("final state: held nothing"), "{out}");
-    // a room alone is refused before anything moves, saying what to say instead
+    // a room is found by the memory of a tour: with none, the drive fails before
+    // anything moves, saying why and what to say instead
     let (code, out, err) = asp(&["run", "go to the kitchen", "--set", &data]);
     assert_eq!(code, 1, "{out}\n{err}");
+    assert!(out.contains("cannot tell where the kitchen is"), "{out}");
+    assert!(out.contains("no building memory"), "{out}");
     assert!(
         out.contains("go to the table in the kitchen"),
         "{out}\n{err}"

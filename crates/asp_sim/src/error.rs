@@ -23,6 +23,9 @@ pub enum SimError {
         what: &'static str,
         name: String,
     },
+    /// A predicate whose values do not make sense (the message names the field).
+    #[error("{0}")]
+    BadPredicate(String),
     #[error("robot model: {0}")]
     Robot(String),
 }

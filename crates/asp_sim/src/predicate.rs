@@ -65,6 +65,14 @@ pub enum Predicate {
         #[serde(default)]
         facing_deg: Option<Real>,
     },
+    /// The base centre lies in `area` (`[x_min, y_min, x_max, y_max]`, map frame: a
+    /// room's extent from a generated building's truth), on the storey whose world is
+    /// named `world` when one is given.
+    BaseIn {
+        area: [Real; 4],
+        #[serde(default)]
+        world: Option<String>,
+    },
     /// The keys of `object` typed `text` (as a contiguous sequence).
     Typed {
         object: String,
@@ -196,6 +204,13 @@ impl Predicate {
                     });
                 }
             }
+            Predicate::BaseIn { area, .. } => {
+                if !(area[0] < area[2] && area[1] < area[3]) {
+                    return Err(SimError::BadPredicate(format!(
+                        "base_in.area {area:?} is not [x_min, y_min, x_max, y_max] with min < max"
+                    )));
+                }
+            }
             Predicate::All(ps) | Predicate::Any(ps) => {
                 for p in ps {
                     p.check(world)?;
@@ -263,6 +278,15 @@ impl Predicate {
                     angle_diff(bearing, robot.base.theta).abs() <= tol.to_radians()
                 });
                 close && facing
+            }
+            Predicate::BaseIn {
+                area: [x0, y0, x1, y1],
+                world: storey,
+            } => {
+                let b = &robot.base;
+                storey.as_ref().is_none_or(|name| *name == world.name)
+                    && (*x0..=*x1).contains(&b.x)
+                    && (*y0..=*y1).contains(&b.y)
             }
             Predicate::Typed { object, text } => world
                 .object(object)

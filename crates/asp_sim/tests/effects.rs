@@ -610,3 +610,39 @@ fn pushing_a_button_and_keys_registers_presses_once_per_push() {
         .eval(&w, &view(&none))
     );
 }
+
+#[test]
+fn base_in_holds_for_a_base_inside_the_area_on_its_storey() {
+    let w = world();
+    let at = |x: f32, y: f32| RobotView {
+        base: Pose2D::new(x, y, 1.0),
+        ..view(&None)
+    };
+    let kitchen = |world: Option<&str>| Predicate::BaseIn {
+        area: [6.0, 0.0, 12.0, 5.0],
+        world: world.map(str::to_owned),
+    };
+    assert!(kitchen(None).eval(&w, &at(8.0, 2.5)));
+    assert!(kitchen(None).eval(&w, &at(6.0, 5.0)), "the edge is in");
+    assert!(!kitchen(None).eval(&w, &at(5.9, 2.5)));
+    assert!(
+        !kitchen(None).eval(&w, &at(8.0, 6.2)),
+        "the corridor is out"
+    );
+    // on another storey the same x, y is another room
+    assert!(kitchen(Some("bench")).eval(&w, &at(8.0, 2.5)));
+    assert!(!kitchen(Some("storey_1")).eval(&w, &at(8.0, 2.5)));
+    // as a scenario writes it, and an area the wrong way round refused by name
+    let p: Predicate = serde_yaml_ng::with::singleton_map_recursive::deserialize(
+        serde_yaml_ng::Deserializer::from_str("base_in: {area: [6.0, 0.0, 12.0, 5.0]}"),
+    )
+    .unwrap();
+    assert_eq!(p, kitchen(None));
+    let e = Predicate::BaseIn {
+        area: [12.0, 0.0, 6.0, 5.0],
+        world: None,
+    }
+    .check(&w)
+    .unwrap_err();
+    assert!(e.to_string().contains("base_in.area"), "{e}");
+}

@@ -292,6 +292,37 @@ async fn an_explored_tour_is_recorded_and_becomes_a_building_memory_that_finds_o
         .await
         .unwrap();
     assert!(!stapler.places.is_empty(), "{stapler:?}");
+    // "go to the kitchen": no polygon of it anywhere; the drive goes to what the
+    // memory took the kitchen for, and finds it again on arrival
+    let report = system
+        .agent
+        .run_goal("room_1", "go to the kitchen", CancellationToken::new())
+        .await;
+    eprintln!("to the kitchen: {}", report.summary);
+    assert_eq!(report.status, GoalStatus::Completed, "{}", report.summary);
+    assert!(
+        report.summary.ends_with("go to the kitchen"),
+        "{}",
+        report.summary
+    );
+    let told: Vec<&Recollection> = report
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolFinished { output, .. } => match &output.output {
+                ToolValue::Recollection(r) => Some(r),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert!(
+        told.first().is_some_and(|r| !r.room_evidence.is_empty()),
+        "{told:?}"
+    );
+    // the apartment's kitchen is east of the wall at x = 4
+    let there = system.sim.base_pose().await.unwrap();
+    assert!(there.x > 4.1, "the base stopped at {there:?}");
     drop(system);
 
     // a second open of another site is refused by name

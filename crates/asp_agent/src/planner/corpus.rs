@@ -39,6 +39,17 @@ pub struct ObjectRef {
 }
 
 impl ObjectRef {
+    /// A room with nothing named in it, as the object of a drive ("go to the kitchen"):
+    /// named by the room and kept to it. [`Subtask::room_drive`](super::Subtask::room_drive)
+    /// tells such a drive.
+    pub fn room_itself(room: String, storey: Option<asp_core::Storey>) -> Self {
+        Self {
+            room: Some(room.clone()),
+            storey,
+            ..Self::named(room)
+        }
+    }
+
     pub fn named(name: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -174,6 +185,11 @@ pub struct StepSpec {
 }
 
 impl StepSpec {
+    /// A drive to a room with nothing named in it (see [`ObjectRef::room_itself`]).
+    pub fn is_room_drive(&self) -> bool {
+        self.verb == Verb::GoTo && self.object.room.as_deref() == Some(self.object.name.as_str())
+    }
+
     /// The first field that differs from `other`, or `None` when they are the same plan
     /// step.
     pub fn first_difference(&self, other: &StepSpec) -> Option<&'static str> {

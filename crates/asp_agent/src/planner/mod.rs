@@ -176,6 +176,15 @@ impl Subtask {
 }
 
 impl Subtask {
+    /// The room of a drive to a room with nothing named in it ("go to the kitchen"):
+    /// a go_to whose object is its room (see [`corpus::ObjectRef::room_itself`]).
+    pub fn room_drive(&self) -> Option<&str> {
+        (self.verb == Verb::GoTo)
+            .then_some(self.room.as_deref())
+            .flatten()
+            .filter(|room| *room == self.object)
+    }
+
     /// Where retrieval of the object keeps to.
     pub fn within(&self) -> Within {
         Within {
@@ -209,7 +218,14 @@ impl fmt::Display for Subtask {
             _ => write!(f, "{}", the(&self.object))?,
         }
         // a place puts down the held object: where it was is the pick-up's to say
-        if self.verb != Verb::Place {
+        if self.room_drive().is_some() {
+            // "go to the office upstairs", not "… the office in the office upstairs"
+            let storey = Within {
+                room: None,
+                ..self.within()
+            };
+            write!(f, "{storey}")?;
+        } else if self.verb != Verb::Place {
             write!(f, "{}", self.within())?;
         }
         if let Some(loc) = &self.location {

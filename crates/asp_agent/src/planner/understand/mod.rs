@@ -162,7 +162,11 @@ enum Clause {
 #[derive(Debug, Clone)]
 enum Destination {
     Thing(ObjectRef),
-    Room(String),
+    /// A room with nothing named in it ("go to the office upstairs").
+    Room {
+        room: String,
+        storey: Option<asp_core::Storey>,
+    },
     Storey(asp_core::Storey),
     Person,
 }
@@ -582,8 +586,19 @@ impl GoalGrammar {
         let p = self.reader().parse(rest);
         d.absorb(&p);
         if p.obj.relation.is_none() && ROOMS.contains(&p.obj.name.as_str()) {
-            d.room = Some(p.obj.name.clone());
-            d.destination = Some(Destination::Room(p.obj.name.clone()));
+            let room = p.obj.name.clone();
+            d.room = Some(room.clone());
+            if d.steps.is_empty() {
+                d.destination = Some(Destination::Room {
+                    room,
+                    storey: p.obj.storey,
+                });
+            } else {
+                // "pick up the cup and go to the kitchen": a drive of its own (not an
+                // object "it" could stand for later)
+                d.steps
+                    .push(step(Verb::GoTo, ObjectRef::room_itself(room, p.obj.storey)));
+            }
             return Ok(());
         }
         if p.obj.name.is_empty() && !p.pronoun {
@@ -790,8 +805,7 @@ impl GoalGrammar {
                             };
                             // "grab the mug and bring it to the table": held already
                             let held = d
-                                .steps
-                                .last()
+                                .last_acted()
                                 .is_some_and(|s| s.verb == Verb::PickUp && s.object == obj);
                             if sense == Sense::Carry && !held {
                                 d.push(StepSpec {
@@ -1617,7 +1631,7 @@ impl Discourse {
                 None => self
                     .pending
                     .clone()
-                    .or_else(|| self.steps.last().map(|s| s.object.clone())),
+                    .or_else(|| self.last_acted().map(|s| s.object.clone())),
                 Some(_) => None,
             };
             let mut o = acted
@@ -1670,6 +1684,12 @@ impl Discourse {
         Ok(obj)
     }
 
+    /// The last step that acted on a thing (a drive to a room is none: "it" after "go to
+    /// the kitchen" is what came before).
+    fn last_acted(&self) -> Option<&StepSpec> {
+        self.steps.iter().rev().find(|s| !s.is_room_drive())
+    }
+
     fn push(&mut self, s: StepSpec) {
         // "I need four eggs, bring them over": the later verb acts on the wanted object
         if let Some(w) = self.want.take()
@@ -1711,8 +1731,7 @@ impl Discourse {
             self.objects.push(p.obj.clone());
         }
         let target = self
-            .steps
-            .last()
+            .last_acted()
             .map(|s| s.object.clone())
             .or_else(|| self.pending.clone());
         match target {
@@ -1732,8 +1751,7 @@ impl Discourse {
     /// object.
     fn refine(&mut self, p: &Phrase) {
         let Some(t) = self
-            .steps
-            .last()
+            .last_acted()
             .map(|s| s.object.clone())
             .or_else(|| self.pending.clone())
         else {
@@ -1779,14 +1797,10 @@ impl Discourse {
         if self.steps.is_empty() {
             match self.destination.take() {
                 Some(Destination::Thing(obj)) => self.steps.push(step(Verb::GoTo, obj)),
-                Some(Destination::Room(room)) => {
-                    return refuse(
-                        RefusalClass::Unsupported,
-                        format!(
-                            "the robot goes to things, not to rooms: say what to go to in the {room}, e.g. \"go to the table in the {room}\""
-                        ),
-                    );
-                }
+                // "go to the kitchen": to the room, found by what the memory saw in it
+                Some(Destination::Room { room, storey }) => self
+                    .steps
+                    .push(step(Verb::GoTo, ObjectRef::room_itself(room, storey))),
                 Some(Destination::Storey(storey)) => {
                     return refuse(
                         RefusalClass::Unsupported,
@@ -2302,9 +2316,8 @@ mod tests {
             shown(&plan("go ahead and put the apple in the bowl")),
             ["pick_up apple (implied)", "place apple -> bowl"]
         );
-        // a room, a storey or a person alone: refused, saying what to say instead
+        // a storey or a person alone: refused, saying what to say instead
         for (goal, says) in [
-            ("go to the kitchen", "go to the table in the kitchen"),
             ("go upstairs", "go to the sofa upstairs"),
             ("go to the second floor", "floor 2"),
             ("come here", "name a place to go to"),
@@ -2316,6 +2329,52 @@ mod tests {
         }
         // with a request it is only who wants it
         assert_eq!(shown(&plan("come here and grab the mug")), ["pick_up mug"]);
+    }
+
+    #[test]
+    fn a_room_alone_is_a_drive_to_the_room() {
+        let subtasks = |goal: &str| subtasks::subtasks(&plan(goal)).unwrap().0;
+        for goal in [
+            "go to the kitchen",
+            "please head over to the kitchen",
+            "take me to the kitchen",
+            "could you drive into the kitchen?",
+        ] {
+            let steps = subtasks(goal);
+            assert_eq!(steps.len(), 1, "{goal}: {steps:?}");
+            assert_eq!(steps[0].room_drive(), Some("kitchen"), "{goal}: {steps:?}");
+            assert_eq!(steps[0].to_string(), "go to the kitchen");
+        }
+        // the storey said with it is kept
+        let s = &plan("go to the office upstairs")[0];
+        assert_eq!(
+            (s.verb, s.object.room.as_deref(), s.object.storey),
+            (Verb::GoTo, Some("office"), Some(asp_core::Storey::Above))
+        );
+        // after another step it is a step too, and the room of what follows
+        let steps = subtasks("pick up the cup, go to the kitchen and put it in the sink");
+        let drives: Vec<_> = steps
+            .iter()
+            .map(crate::planner::Subtask::room_drive)
+            .collect();
+        assert_eq!(drives, [None, Some("kitchen"), None], "{steps:?}");
+        assert_eq!(steps[2].location_room.as_deref(), Some("kitchen"));
+        assert_eq!(steps[2].object, "cup", "\"it\" is still the cup: {steps:?}");
+        assert_eq!(
+            shown(&plan(
+                "grab the mug, go to the office and bring it to the desk"
+            )),
+            ["pick_up mug", "go_to office", "place mug -> desk"]
+        );
+        // before a request only where it happens; a thing in a room is no room drive
+        assert!(
+            subtasks("go to the kitchen and get me the mug")
+                .iter()
+                .all(|s| s.room_drive().is_none())
+        );
+        let steps = subtasks("go to the table in the kitchen");
+        assert_eq!((steps[0].verb, steps[0].room_drive()), (Verb::GoTo, None));
+        assert_eq!(steps[0].room.as_deref(), Some("kitchen"));
     }
 
     #[test]
