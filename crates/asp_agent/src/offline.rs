@@ -358,10 +358,11 @@ impl Offline<'_, '_> {
     }
 
     /// What to drive to for "go to the {room}": the robot has no room polygons, so the
-    /// room is reached by the objects the building memory took it for (its most telling
-    /// first: a fridge says kitchen, a chair does not), each looked for in the room as
-    /// any object (the live map, then where the memory saw it). The drive's arrival is
-    /// then checked as any drive's: that object found again from where the base stops.
+    /// room is reached by the objects the building memory took it for (furniture first,
+    /// which stays put and is found again on arrival; then the most telling: a fridge
+    /// says kitchen, a chair does not), each looked for in the room as any object (the
+    /// live map, then where the memory saw it). The drive's arrival is then checked as
+    /// any drive's: that object found again from where the base stops.
     async fn landmark_of(&mut self, room: &str, within: &Within) -> Step<ObjectKey> {
         let failed = |message: String| StepError::Failed {
             message,
@@ -378,20 +379,24 @@ impl Offline<'_, '_> {
                 within: within.clone(),
             })
             .await?;
-        let evidence = match &out.output.output {
-            asp_core::ToolValue::Recollection(r) if out.output.success => r.room_evidence.clone(),
+        let landmarks = match &out.output.output {
+            asp_core::ToolValue::Recollection(r) if out.output.success => r.room_landmarks.clone(),
             _ => Vec::new(),
         };
-        if evidence.is_empty() {
+        if landmarks.is_empty() {
             return Err(failed(format!(
                 "cannot tell where the {room} is ({}); name something in it to go to, e.g. \"go to the table in the {room}\"",
                 out.output.feedback_msg.trim_end_matches('.')
             )));
         }
         let mut tried = Vec::new();
-        for landmark in &evidence {
-            match self.resolve(landmark, &[], within).await {
-                Ok(key) => return Ok(key),
+        for landmark in &landmarks {
+            // any one of them will do: "small black reading glasses" is no request to
+            // single out the smallest pair
+            let query = parse_object_phrase(landmark).query;
+            match self.retrieve(&query, within).await {
+                Ok(found) if !found.is_empty() => return Ok(found[0].clone()),
+                Ok(_) => tried.push(format!("{landmark}: nothing found")),
                 Err(StepError::Failed { message, .. }) => {
                     tried.push(format!("{landmark}: {message}"))
                 }

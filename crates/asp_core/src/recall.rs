@@ -20,10 +20,10 @@ pub struct Recollection {
     pub consulted: bool,
     /// Objects the memory saw like the request, best first, one per place.
     pub places: Vec<RecalledObject>,
-    /// With a room: the objects the memory took the room for, most telling first (what
-    /// the robot can go to for "go to the kitchen").
+    /// With a room: what the robot can go to for "go to the kitchen", the objects the
+    /// memory took the room for, furniture first, then by how much each told the room.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub room_evidence: Vec<String>,
+    pub room_landmarks: Vec<String>,
     /// What the places were kept to or left out ("kept to the office: …", "1 place found
     /// empty during this run left out"), or why nothing could be consulted.
     #[serde(default, skip_serializing_if = "String::is_empty")]

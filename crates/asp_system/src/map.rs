@@ -2040,7 +2040,7 @@ impl MapService {
             storey: st.storey.as_ref().map(|f| f.storey),
             consulted: true,
             places,
-            room_evidence: scope.map(|s| s.evidence).unwrap_or_default(),
+            room_landmarks: scope.map(|s| s.landmarks).unwrap_or_default(),
             note: notes.join("; "),
         })
     }

@@ -317,7 +317,7 @@ async fn an_explored_tour_is_recorded_and_becomes_a_building_memory_that_finds_o
         })
         .collect();
     assert!(
-        told.first().is_some_and(|r| !r.room_evidence.is_empty()),
+        told.first().is_some_and(|r| !r.room_landmarks.is_empty()),
         "{told:?}"
     );
     // the apartment's kitchen is east of the wall at x = 4

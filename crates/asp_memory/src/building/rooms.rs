@@ -31,6 +31,9 @@ const STOREY_DZ: f64 = 2.0;
 /// A background room kind this like the named room is the same room said otherwise
 /// ("living room" for "lounge room"): it leaves the background.
 const SAME_KIND: f32 = 0.9;
+/// How many of a room's objects [`RoomScope::landmarks`] lists.
+const MAX_LANDMARKS: usize = 5;
+
 /// The weight of evidence a zone's score is shrunk by (about one distinctive object):
 /// a zone that saw one thing does not outrank one that saw the room's furniture.
 const PRIOR_WEIGHT: f32 = 1.0;
@@ -81,6 +84,10 @@ pub struct RoomScope {
     /// The best zone's objects that most suggested the room, most first: what the
     /// memory took the room for.
     pub evidence: Vec<String>,
+    /// What to go to for the room, most telling first: the best zone's objects that
+    /// told the room, those the VLM offered no pick for (furniture, which stays put and
+    /// is large enough to find again on arrival) before the rest.
+    pub landmarks: Vec<String>,
     /// Per view: whether its zone is one of `zones`.
     in_room: Vec<bool>,
 }
@@ -90,6 +97,26 @@ impl RoomScope {
     pub fn contains(&self, memory: &Hierarchy, at: [f64; 3]) -> bool {
         nearest_view(memory, at).is_some_and(|v| self.in_room.get(v as usize) == Some(&true))
     }
+}
+
+/// The descriptions (lower case) of zone `zone`'s objects that stay put: the VLM offered
+/// no pick for them, or a place at least as likely.
+fn fixed_objects(memory: &Hierarchy, zone: usize) -> std::collections::BTreeSet<String> {
+    use super::Affordance;
+    let Some(z) = memory.levels.first().and_then(|l| l.get(zone)) else {
+        return Default::default();
+    };
+    z.children
+        .iter()
+        .flat_map(|&v| &memory.views[v as usize].instances)
+        .filter(|i| match i.score_for(Affordance::Pick) {
+            None => true,
+            Some(pick) => i
+                .score_for(Affordance::Place)
+                .is_some_and(|place| place >= pick),
+        })
+        .map(|i| i.description.to_lowercase())
+        .collect()
 }
 
 /// A zone's distinct objects: description (lower case) → its first instance's
@@ -286,15 +313,24 @@ pub fn room_scope(
             in_room[v as usize] = true;
         }
     }
+    let telling: Vec<&String> = evidence[first]
+        .iter()
+        .filter(|(_, b)| *b > 0.0)
+        .map(|(d, _)| d)
+        .collect();
+    let stays = fixed_objects(memory, first);
+    let (fixed, movable): (Vec<&String>, Vec<&String>) =
+        telling.iter().partition(|d| stays.contains(d.as_str()));
     Some(RoomScope {
         room: names.room.to_owned(),
         zones,
         score: best,
-        evidence: evidence[first]
-            .iter()
-            .take(3)
-            .filter(|(_, b)| *b > 0.0)
-            .map(|(d, _)| d.clone())
+        evidence: telling.iter().take(3).map(|d| (*d).clone()).collect(),
+        landmarks: fixed
+            .into_iter()
+            .chain(movable)
+            .take(MAX_LANDMARKS)
+            .cloned()
             .collect(),
         in_room,
     })
@@ -382,6 +418,7 @@ pub fn zone_of(memory: &Hierarchy, at: [f64; 3]) -> Option<u32> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::Affordance::{Pick, Place};
     use super::super::{Cluster, Instance, View};
     use super::*;
 
@@ -401,6 +438,15 @@ mod tests {
             position: Some([at[0], at[1], 0.7]),
             embedding: unit(embedding),
         }
+    }
+
+    /// `i` with the VLM's affordance `a`.
+    fn with(mut i: Instance, a: super::super::Affordance) -> Instance {
+        i.affordances.push(super::super::AffordanceScore {
+            affordance: a,
+            score: 0.8,
+        });
+        i
     }
 
     fn walls(at: [f64; 2]) -> Instance {
@@ -453,8 +499,8 @@ mod tests {
     /// desk), the kitchen (zone 3), a corridor between them that sees into both (zone 2),
     /// and a zone of bare walls (zone 4).
     fn storey() -> Hierarchy {
-        let desk = |at| object("wooden desk", [0.9, 0.1, 0.0, 0.4], at);
-        let stapler = |at| object("stapler", [0.8, 0.0, 0.0, 0.6], at);
+        let desk = |at| with(object("wooden desk", [0.9, 0.1, 0.0, 0.4], at), Place);
+        let stapler = |at| with(object("stapler", [0.8, 0.0, 0.0, 0.6], at), Pick);
         let counter = |at| object("kitchen counter", [0.1, 0.9, 0.0, 0.4], at);
         let mug = |at| object("mug", [0.3, 0.7, 0.0, 0.6], at);
         memory(vec![
@@ -483,6 +529,8 @@ mod tests {
         // joins through it; the corridor saw the kitchen's counter too and does not
         assert_eq!(office.zones, vec![0, 1], "{office:?}");
         assert_eq!(office.evidence.first().map(String::as_str), Some("stapler"));
+        // to go to the office: the desk (furniture) before the stapler (picked up)
+        assert_eq!(office.landmarks, ["wooden desk", "stapler"], "{office:?}");
         assert!(office.contains(&h, [1.0, 0.5, 0.7]));
         assert!(!office.contains(&h, [9.5, 0.0, 0.7]));
         let kitchen = scope(&h, KITCHEN, OFFICE).unwrap();
