@@ -99,6 +99,8 @@ impl ObjectMapPort for OneMug {
                 looks_like: Some("office".into()),
                 seen_with: vec!["wooden desk".into()],
             }],
+            // what "go to the office" drives to: crosses the wire too
+            room_landmarks: vec!["wooden desk".into()],
             note: String::new(),
         })
     }

@@ -8,7 +8,7 @@ mod common;
 
 use std::sync::Arc;
 
-use asp_agent::{AgentEvent, GoalStatus};
+use asp_agent::{AgentEvent, GoalReport, GoalStatus};
 use asp_core::models::MemoryVlm;
 use asp_core::robot::BaseNavigation;
 use asp_core::{Recollection, ToolValue};
@@ -155,17 +155,7 @@ async fn an_explored_tour_is_recorded_and_becomes_a_building_memory_that_finds_o
         .await;
     eprintln!("answer: {}", report.summary);
     assert_eq!(report.status, GoalStatus::Completed, "{}", report.summary);
-    let recalled: Vec<&Recollection> = report
-        .events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::ToolFinished { output, .. } => match &output.output {
-                ToolValue::Recollection(r) => Some(r),
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect();
+    let recalled = recollections(&report);
     assert_eq!(recalled.len(), 1, "one call, recall_memory: {report:?}");
     let best = &recalled[0].places[0];
     let stapler = truth[1].1;
@@ -305,17 +295,7 @@ async fn an_explored_tour_is_recorded_and_becomes_a_building_memory_that_finds_o
         "{}",
         report.summary
     );
-    let told: Vec<&Recollection> = report
-        .events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::ToolFinished { output, .. } => match &output.output {
-                ToolValue::Recollection(r) => Some(r),
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect();
+    let told = recollections(&report);
     assert!(
         told.first().is_some_and(|r| !r.room_landmarks.is_empty()),
         "{told:?}"
@@ -332,4 +312,19 @@ async fn an_explored_tour_is_recorded_and_becomes_a_building_memory_that_finds_o
     )
     .unwrap_err();
     assert!(err.to_string().contains("another_building"), "{err}");
+}
+
+/// What the goal's `recall_memory` calls answered, in order.
+fn recollections(report: &GoalReport) -> Vec<&Recollection> {
+    report
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolFinished { output, .. } => match &output.output {
+                ToolValue::Recollection(r) => Some(r),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
 }
