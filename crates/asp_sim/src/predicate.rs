@@ -221,6 +221,19 @@ impl Predicate {
         Ok(())
     }
 
+    /// The storeys (world names) the predicate's `base_in` terms name, for a scenario to
+    /// check against its building's worlds.
+    pub fn named_worlds(&self) -> Vec<&str> {
+        match self {
+            Predicate::BaseIn { world: Some(w), .. } => vec![w.as_str()],
+            Predicate::All(ps) | Predicate::Any(ps) => {
+                ps.iter().flat_map(Predicate::named_worlds).collect()
+            }
+            Predicate::Not(p) => p.named_worlds(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Evaluates the predicate; unknown names evaluate to false (use [`Predicate::check`]
     /// when loading).
     pub fn eval(&self, world: &World, robot: &RobotView<'_>) -> bool {

@@ -316,6 +316,22 @@ impl Scenario {
         spec.success
             .check(&everything)
             .map_err(|e| err("success", e.to_string()))?;
+        // a storey the judge would never find the base on makes a scenario nobody passes
+        let storey_names = |p: &Predicate| {
+            p.named_worlds()
+                .into_iter()
+                .find(|n| !worlds.iter().any(|w| w.name == *n))
+                .map(|n| {
+                    let known: Vec<&str> = worlds.iter().map(|w| w.name.as_str()).collect();
+                    format!(
+                        "base_in.world {n:?} is none of {}'s worlds {known:?}",
+                        spec.world
+                    )
+                })
+        };
+        if let Some(problem) = storey_names(&spec.success) {
+            return Err(err("success", problem));
+        }
         for (i, p) in spec.partial.iter().enumerate() {
             let at = format!("partial[{i}]");
             if !(p.score > 0.0 && p.score < 1.0) {
@@ -327,6 +343,9 @@ impl Scenario {
             p.when
                 .check(&everything)
                 .map_err(|e| err(&at, e.to_string()))?;
+            if let Some(problem) = storey_names(&p.when) {
+                return Err(err(&at, problem));
+            }
         }
         let world = worlds[start].clone();
         Ok(Scenario {

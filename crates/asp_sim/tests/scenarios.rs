@@ -14,6 +14,7 @@ use asp_core::robot::{
 };
 use asp_core::{FrameId, Isometry3, Point3, Pose2D};
 use asp_kinematics::{RobotModel, Xarm6};
+use asp_sim::predicate::Predicate;
 use asp_sim::scenario::Scenario;
 use asp_sim::{SimRobot, SimSettings};
 use nalgebra::{Translation3, UnitQuaternion};
@@ -520,7 +521,8 @@ async fn thermos_up_to_coffee_table() {
 }
 
 /// A start storey the building does not have, or one on a single world, is an error
-/// naming `robot.storey`; setup edits reach objects on any storey.
+/// naming `robot.storey`, and so is a `base_in` storey it does not have; setup edits
+/// reach objects on any storey.
 #[test]
 fn building_scenarios_check_their_storeys() {
     let path = scenarios_dir().join("building/thermos_up_to_coffee_table.yaml");
@@ -547,6 +549,24 @@ fn building_scenarios_check_their_storeys() {
         e.contains("robot.storey") && e.contains("single world"),
         "{e}"
     );
+    // a room drive judged on a storey the building lacks is refused, naming it
+    let mut upstairs = spec.clone();
+    upstairs.success = Predicate::BaseIn {
+        area: [6.0, 0.0, 12.0, 5.0],
+        world: Some("two_storeys_storey_7".into()),
+    };
+    let e = Scenario::from_site(&path, upstairs.clone(), site())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("success") && e.contains("base_in.world \"two_storeys_storey_7\""),
+        "{e}"
+    );
+    upstairs.success = Predicate::BaseIn {
+        area: [6.0, 0.0, 12.0, 5.0],
+        world: Some("two_storeys_storey_1".into()),
+    };
+    assert!(Scenario::from_site(&path, upstairs, site()).is_ok());
     // the coffee table is upstairs: moving it is an edit of storey 1's world
     spec.setup.moves.insert(
         "coffee_table_s1_r2_0".into(),
