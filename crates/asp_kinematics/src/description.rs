@@ -30,9 +30,21 @@ impl JointKind {
 /// their local z axis).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Geometry {
-    Box { size: [f64; 3] },
-    Cylinder { radius: f64, length: f64 },
-    Sphere { radius: f64 },
+    Box {
+        size: [f64; 3],
+    },
+    Cylinder {
+        radius: f64,
+        length: f64,
+    },
+    Sphere {
+        radius: f64,
+    },
+    /// A mesh file's vertices (scaled, in the link's frame); collision uses their convex
+    /// hull, as MoveIt's FCL does for a mesh of one convex part.
+    Mesh {
+        vertices: Vec<[f64; 3]>,
+    },
 }
 
 /// One collision element of a link.
@@ -105,21 +117,34 @@ impl KinematicTree {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
-        Self::from_urdf_str(&text, &path.display().to_string())
+        Self::parse(&text, &path.display().to_string(), path.parent())
     }
 
-    /// Parses URDF text; `source_name` names it in errors (a file name).
+    /// Parses URDF text; `source_name` names it in errors (a file name). Mesh geometry
+    /// needs the file's folder: use [`KinematicTree::from_urdf_file`] for it.
     pub fn from_urdf_str(text: &str, source_name: &str) -> Result<Self, DescriptionError> {
+        Self::parse(text, source_name, None)
+    }
+
+    fn parse(
+        text: &str,
+        source_name: &str,
+        folder: Option<&Path>,
+    ) -> Result<Self, DescriptionError> {
         let robot = urdf_rs::read_from_string(text).map_err(|e| DescriptionError::Urdf {
             source_name: source_name.to_string(),
             message: e.to_string(),
         })?;
-        let mut tree = Self::from_urdf(&robot, source_name)?;
+        let mut tree = Self::from_urdf(&robot, source_name, folder)?;
         tree.urdf = text.to_owned();
         Ok(tree)
     }
 
-    fn from_urdf(robot: &urdf_rs::Robot, source_name: &str) -> Result<Self, DescriptionError> {
+    fn from_urdf(
+        robot: &urdf_rs::Robot,
+        source_name: &str,
+        folder: Option<&Path>,
+    ) -> Result<Self, DescriptionError> {
         let structure = |message: String| DescriptionError::Structure {
             source_name: source_name.to_string(),
             message,
@@ -132,12 +157,13 @@ impl KinematicTree {
             }
             let mut collisions = Vec::with_capacity(l.collision.len());
             for c in &l.collision {
-                let geometry =
-                    convert_geometry(&c.geometry).map_err(|message| DescriptionError::Link {
+                let geometry = convert_geometry(&c.geometry, folder).map_err(|message| {
+                    DescriptionError::Link {
                         source_name: source_name.to_string(),
                         link: l.name.clone(),
                         message,
-                    })?;
+                    }
+                })?;
                 collisions.push(CollisionElement {
                     origin: pose_to_iso(&c.origin),
                     geometry,
@@ -180,8 +206,17 @@ impl KinematicTree {
                 }
             };
             let axis = Vec64::new(j.axis.xyz[0], j.axis.xyz[1], j.axis.xyz[2]);
-            let axis = Unit::try_new(axis, 1e-9)
-                .ok_or_else(|| joint_error(format!("axis {:?} has zero length", j.axis.xyz.0)))?;
+            // a fixed joint's axis means nothing (the Stretch's URDF writes "0 0 0")
+            let axis = match Unit::try_new(axis, 1e-9) {
+                Some(a) => a,
+                None if kind == JointKind::Fixed => Vec64::z_axis(),
+                None => {
+                    return Err(joint_error(format!(
+                        "axis {:?} has zero length",
+                        j.axis.xyz.0
+                    )));
+                }
+            };
             let (lower, upper) = match kind {
                 JointKind::Continuous => (f64::NEG_INFINITY, f64::INFINITY),
                 JointKind::Fixed => (0.0, 0.0),
@@ -193,9 +228,11 @@ impl KinematicTree {
                         "limit lower {lower} is above upper {upper}"
                     )));
                 }
-                if !(j.limit.velocity > 0.0 && j.limit.velocity.is_finite()) {
+                // zero: none given (a continuous wheel without <limit>, a finger the
+                // driver moves on its own); a joint a plan drives must have one
+                if !(j.limit.velocity >= 0.0 && j.limit.velocity.is_finite()) {
                     return Err(joint_error(format!(
-                        "limit velocity must be positive and finite, got {}",
+                        "limit velocity must be finite and not negative, got {}",
                         j.limit.velocity
                     )));
                 }
@@ -382,7 +419,7 @@ fn pose_to_iso(p: &urdf_rs::Pose) -> Iso64 {
     Iso64::from_parts(t, r)
 }
 
-fn convert_geometry(g: &urdf_rs::Geometry) -> Result<Geometry, String> {
+fn convert_geometry(g: &urdf_rs::Geometry, folder: Option<&Path>) -> Result<Geometry, String> {
     let positive = |what: &str, v: f64| {
         if v > 0.0 && v.is_finite() {
             Ok(v)
@@ -410,10 +447,67 @@ fn convert_geometry(g: &urdf_rs::Geometry) -> Result<Geometry, String> {
         urdf_rs::Geometry::Capsule { radius, length } => Err(format!(
             "capsule geometry (radius {radius}, length {length}) is not standard URDF; use a cylinder"
         )),
-        urdf_rs::Geometry::Mesh { filename, .. } => Err(format!(
-            "mesh collision geometry ({filename}) is not supported; use boxes, cylinders and spheres"
-        )),
+        urdf_rs::Geometry::Mesh { filename, scale } => {
+            let scale = scale.as_ref().map_or([1.0; 3], |s| **s);
+            for (axis, v) in ["x", "y", "z"].iter().zip(scale) {
+                positive(&format!("mesh scale {axis}"), v)?;
+            }
+            let vertices = read_mesh(filename, folder)?;
+            Ok(Geometry::Mesh {
+                vertices: vertices
+                    .into_iter()
+                    .map(|v| [v[0] * scale[0], v[1] * scale[1], v[2] * scale[2]])
+                    .collect(),
+            })
+        }
     }
+}
+
+/// The vertices of an STL mesh a URDF names, relative to the URDF's folder (or a
+/// `file://` path). `package://` needs a ROS package index, which the embedded
+/// description has none of: the Stretch's package writes its meshes relative.
+fn read_mesh(filename: &str, folder: Option<&Path>) -> Result<Vec<[f64; 3]>, String> {
+    if filename.starts_with("package://") {
+        return Err(format!(
+            "mesh {filename:?}: package:// paths are not resolved here; give the mesh relative to the URDF file"
+        ));
+    }
+    let path = match filename.strip_prefix("file://") {
+        Some(absolute) => std::path::PathBuf::from(absolute),
+        None => match folder {
+            Some(dir) => dir.join(filename),
+            None => {
+                return Err(format!(
+                    "mesh {filename:?}: a mesh is read relative to the URDF file; load the description from its file"
+                ));
+            }
+        },
+    };
+    let is_stl = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("stl"));
+    if !is_stl {
+        return Err(format!(
+            "mesh {}: only STL collision meshes are read",
+            path.display()
+        ));
+    }
+    let mut file = std::fs::File::open(&path)
+        .map_err(|e| format!("mesh {}: cannot open: {e}", path.display()))?;
+    let mesh = stl_io::read_stl(&mut file)
+        .map_err(|e| format!("mesh {}: not a readable STL file: {e}", path.display()))?;
+    if mesh.vertices.len() < 4 {
+        return Err(format!(
+            "mesh {}: {} vertices do not enclose a volume",
+            path.display(),
+            mesh.vertices.len()
+        ));
+    }
+    Ok(mesh
+        .vertices
+        .iter()
+        .map(|v| [f64::from(v[0]), f64::from(v[1]), f64::from(v[2])])
+        .collect())
 }
 
 /// A named joint configuration of a group (`<group_state>`).
@@ -606,6 +700,49 @@ mod tests {
         let poses = tree.link_poses(&[std::f64::consts::FRAC_PI_2, 0.25]);
         let p = poses[c].translation.vector;
         assert_relative_eq!(p, Vec64::new(0.0, 1.25, 1.0), epsilon = 1e-12);
+    }
+
+    /// A mesh is read beside the URDF file, scaled; what cannot be read names the mesh.
+    #[test]
+    fn collision_meshes_are_read_relative_to_the_urdf() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("meshes")).unwrap();
+        let tetrahedron = "solid t\n\
+            facet normal 0 0 -1\n outer loop\n vertex 0 0 0\n vertex 1 0 0\n vertex 0 1 0\n endloop\n endfacet\n\
+            facet normal 0 -1 0\n outer loop\n vertex 0 0 0\n vertex 0 0 1\n vertex 1 0 0\n endloop\n endfacet\n\
+            facet normal -1 0 0\n outer loop\n vertex 0 0 0\n vertex 0 1 0\n vertex 0 0 1\n endloop\n endfacet\n\
+            facet normal 1 1 1\n outer loop\n vertex 1 0 0\n vertex 0 0 1\n vertex 0 1 0\n endloop\n endfacet\n\
+            endsolid t\n";
+        std::fs::write(dir.path().join("meshes/tet.STL"), tetrahedron).unwrap();
+        let with = |mesh: &str| {
+            let urdf = dir.path().join("robot.urdf");
+            std::fs::write(&urdf, TWO_LINKS.replace(r#"<sphere radius="0.1"/>"#, mesh)).unwrap();
+            KinematicTree::from_urdf_file(&urdf)
+        };
+        let tree = with(r#"<mesh filename="./meshes/tet.STL" scale="2 2 0.5"/>"#).unwrap();
+        let c = &tree.links[tree.link("c").unwrap()];
+        let Geometry::Mesh { vertices } = &c.collisions[0].geometry else {
+            panic!("{:?}", c.collisions);
+        };
+        assert_eq!(vertices.len(), 4);
+        let top = vertices.iter().map(|v| v[2]).fold(f64::MIN, f64::max);
+        let side = vertices.iter().map(|v| v[0]).fold(f64::MIN, f64::max);
+        assert_eq!((top, side), (0.5, 2.0));
+        for (mesh, expect) in [
+            (
+                r#"<mesh filename="package://stretch/meshes/tet.STL"/>"#,
+                "package://",
+            ),
+            (r#"<mesh filename="meshes/gone.STL"/>"#, "cannot open"),
+            (r#"<mesh filename="meshes/tet.dae"/>"#, "only STL"),
+            (
+                r#"<mesh filename="meshes/tet.STL" scale="1 0 1"/>"#,
+                "mesh scale y",
+            ),
+        ] {
+            let e = with(mesh).unwrap_err().to_string();
+            assert!(e.contains("\"c\"") && e.contains(expect), "{mesh}: {e}");
+        }
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //!   base from `urdf/`). Forward kinematics of every link, damped-least-squares inverse
 //!   kinematics within the joint limits, collision shapes (parry3d), self-collision,
 //!   named configurations, the gripper.
+//! - [`Stretch`]: the Hello Robot Stretch 3 from its own URDF, its base's turn and drive
+//!   part of the manipulation chain, and the stretch_core goals a move becomes.
 //! - [`CollisionWorld`]: what the simulator's scene answers (first collision of a set of
 //!   link shapes); [`ShapeWorld`] is a plain implementation over named parry3d shapes.
 //! - [`MotionPlanner`]: MoveIt's semantics for pose goals — IK, collision-checked joint
@@ -20,6 +22,7 @@ pub mod error;
 pub mod ik;
 pub mod model;
 pub mod planner;
+pub mod stretch;
 pub mod urdf_arm;
 
 pub use collision::{Collision, CollisionWorld, EmptyWorld, ShapeWorld, WorldObject};
@@ -32,6 +35,7 @@ pub use planner::{
     AttachedObject, JointTrajectory, MotionPlanner, PlanError, PlanRequest, PlannerSettings,
     TrajectoryPoint,
 };
+pub use stretch::{DriverGoal, Stretch, StretchSettings};
 pub use urdf_arm::{UrdfArm, Xarm6};
 
 /// `f64` pose used inside the solver.

@@ -153,6 +153,13 @@ impl UrdfArm {
                     message: "an arm joint cannot mimic another".into(),
                 });
             }
+            if joint.velocity <= 0.0 {
+                return Err(DescriptionError::Joint {
+                    source_name: srdf_name.to_string(),
+                    joint: joint.name.clone(),
+                    message: "an arm joint needs a positive velocity limit".into(),
+                });
+            }
             active.push(j);
             joints.push(JointSpec {
                 name: joint.name.clone(),
@@ -232,7 +239,7 @@ impl UrdfArm {
         let mut shapes = Vec::new();
         for (l, link) in tree.links.iter().enumerate() {
             for c in &link.collisions {
-                let (local, shape) = match c.geometry {
+                let (local, shape) = match &c.geometry {
                     Geometry::Box { size } => (
                         c.origin,
                         SharedShape::cuboid(
@@ -248,9 +255,28 @@ impl UrdfArm {
                                 &nalgebra::Vector3::x_axis(),
                                 FRAC_PI_2,
                             ),
-                        SharedShape::cylinder((length / 2.0) as f32, radius as f32),
+                        SharedShape::cylinder((length / 2.0) as f32, *radius as f32),
                     ),
-                    Geometry::Sphere { radius } => (c.origin, SharedShape::ball(radius as f32)),
+                    Geometry::Sphere { radius } => (c.origin, SharedShape::ball(*radius as f32)),
+                    Geometry::Mesh { vertices } => {
+                        let points: Vec<_> = vertices
+                            .iter()
+                            .map(|v| {
+                                parry3d::math::Point::new(v[0] as f32, v[1] as f32, v[2] as f32)
+                            })
+                            .collect();
+                        let hull = SharedShape::convex_hull(&points).ok_or_else(|| {
+                            DescriptionError::Link {
+                                source_name: tree.name.clone(),
+                                link: link.name.clone(),
+                                message: format!(
+                                    "the convex hull of a {}-vertex collision mesh is degenerate",
+                                    vertices.len()
+                                ),
+                            }
+                        })?;
+                        (c.origin, hull)
+                    }
                 };
                 shapes.push(ShapeTemplate {
                     link: l,
