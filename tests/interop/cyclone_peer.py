@@ -22,6 +22,13 @@ Usage (ROS_DOMAIN_ID selects the domain; each mode prints JSON lines and exits 0
   cyclone_peer.py map_view              what RViz shows of the object map: the latched
                                           /asp/object_map summary, /asp/markers and
                                           /asp/map_cloud
+  cyclone_peer.py stretch_driver ACTION CODES
+                                          stand in for stretch_core's trajectory server in
+                                          position mode: serve control_msgs/action/
+                                          FollowJointTrajectory goals, checking joint names
+                                          and ranges as its command groups do, ending the
+                                          i-th well-formed goal with the i-th of the
+                                          comma-separated error CODES; exit after them all
   cyclone_peer.py action ACTION GOAL [cancel_after_feedback]
                                           drive asp_interfaces/action/ExecuteGoal: send the
                                           goal, print feedback, optionally cancel after that
@@ -444,6 +451,135 @@ class PointCloud2_(IdlStruct, typename="sensor_msgs::msg::dds_::PointCloud2_"):
     is_dense: bool
 
 
+# --- control_msgs/action/FollowJointTrajectory (Humble and Jazzy alike) ------------------
+
+@dataclass
+class Twist_(IdlStruct, typename="geometry_msgs::msg::dds_::Twist_"):
+    linear: Vector3_
+    angular: Vector3_
+
+
+@dataclass
+class JointTrajectoryPoint_(IdlStruct, typename="trajectory_msgs::msg::dds_::JointTrajectoryPoint_"):
+    positions: sequence[float]
+    velocities: sequence[float]
+    accelerations: sequence[float]
+    effort: sequence[float]
+    time_from_start: Duration_
+
+
+@dataclass
+class JointTrajectory_(IdlStruct, typename="trajectory_msgs::msg::dds_::JointTrajectory_"):
+    header: Header_
+    joint_names: sequence[str]
+    points: sequence[JointTrajectoryPoint_]
+
+
+@dataclass
+class MultiDOFJointTrajectoryPoint_(
+        IdlStruct, typename="trajectory_msgs::msg::dds_::MultiDOFJointTrajectoryPoint_"):
+    transforms: sequence[Transform_]
+    velocities: sequence[Twist_]
+    accelerations: sequence[Twist_]
+    time_from_start: Duration_
+
+
+@dataclass
+class MultiDOFJointTrajectory_(IdlStruct, typename="trajectory_msgs::msg::dds_::MultiDOFJointTrajectory_"):
+    header: Header_
+    joint_names: sequence[str]
+    points: sequence[MultiDOFJointTrajectoryPoint_]
+
+
+@dataclass
+class JointTolerance_(IdlStruct, typename="control_msgs::msg::dds_::JointTolerance_"):
+    name: str
+    position: float
+    velocity: float
+    acceleration: float
+
+
+@dataclass
+class JointComponentTolerance_(IdlStruct, typename="control_msgs::msg::dds_::JointComponentTolerance_"):
+    joint_name: str
+    component: uint16
+    position: float
+    velocity: float
+    acceleration: float
+
+
+@dataclass
+class FJT_Goal_(IdlStruct, typename="control_msgs::action::dds_::FollowJointTrajectory_Goal_"):
+    trajectory: JointTrajectory_
+    multi_dof_trajectory: MultiDOFJointTrajectory_
+    path_tolerance: sequence[JointTolerance_]
+    component_path_tolerance: sequence[JointComponentTolerance_]
+    goal_tolerance: sequence[JointTolerance_]
+    component_goal_tolerance: sequence[JointComponentTolerance_]
+    goal_time_tolerance: Duration_
+
+
+@dataclass
+class FJT_Result_(IdlStruct, typename="control_msgs::action::dds_::FollowJointTrajectory_Result_"):
+    error_code: int32
+    error_string: str
+
+
+@dataclass
+class FJT_Feedback_(IdlStruct, typename="control_msgs::action::dds_::FollowJointTrajectory_Feedback_"):
+    header: Header_
+    joint_names: sequence[str]
+    desired: JointTrajectoryPoint_
+    actual: JointTrajectoryPoint_
+    error: JointTrajectoryPoint_
+    multi_dof_joint_names: sequence[str]
+    multi_dof_desired: MultiDOFJointTrajectoryPoint_
+    multi_dof_actual: MultiDOFJointTrajectoryPoint_
+    multi_dof_error: MultiDOFJointTrajectoryPoint_
+
+
+@dataclass
+class FJT_SendGoal_Request_(
+        IdlStruct, typename="control_msgs::action::dds_::FollowJointTrajectory_SendGoal_Request_"):
+    guid: uint64
+    seq: int64
+    goal_id: UUID_
+    goal: FJT_Goal_
+
+
+@dataclass
+class FJT_SendGoal_Response_(
+        IdlStruct, typename="control_msgs::action::dds_::FollowJointTrajectory_SendGoal_Response_"):
+    guid: uint64
+    seq: int64
+    accepted: bool
+    stamp: Time_
+
+
+@dataclass
+class FJT_GetResult_Request_(
+        IdlStruct, typename="control_msgs::action::dds_::FollowJointTrajectory_GetResult_Request_"):
+    guid: uint64
+    seq: int64
+    goal_id: UUID_
+
+
+@dataclass
+class FJT_GetResult_Response_(
+        IdlStruct, typename="control_msgs::action::dds_::FollowJointTrajectory_GetResult_Response_"):
+    guid: uint64
+    seq: int64
+    status: int8
+    result: FJT_Result_
+
+
+@dataclass
+class FJT_FeedbackMessage_(
+        IdlStruct, typename="control_msgs::action::dds_::FollowJointTrajectory_FeedbackMessage_"):
+    goal_id: UUID_
+    feedback: FJT_Feedback_
+
+
 # --- plumbing -----------------------------------------------------------------------------
 
 # ROS 2 default QoS: reliable, volatile, keep-last 10; plain CDR (XCDR1) like rmw_cyclonedds
@@ -720,8 +856,137 @@ def mode_lifecycle(node, goal):
     emit(event="activate", success=r.success, label=state())
 
 
+# stretch_core's command groups in position mode (command_groups.py): the joints it takes
+# and, for the absolute ones, the ranges of a Stretch 3 (its URDF's limits)
+STRETCH_RANGES = {
+    "joint_lift": (0.0, 1.1),
+    "joint_arm": (0.0, 0.52),
+    "wrist_extension": (0.0, 0.52),
+    "joint_wrist_yaw": (-1.75, 4.0),
+    "joint_wrist_pitch": (-1.57, 0.56),
+    "joint_wrist_roll": (-3.14, 3.14),
+    "joint_head_pan": (-3.9, 1.5),
+    "joint_head_tilt": (-1.53, 0.79),
+    "joint_gripper_finger_left": (-0.6, 0.6),
+    "gripper_aperture": (-0.1, 0.17),
+}
+STRETCH_INCREMENTS = {"translate_mobile_base": 0.5, "rotate_mobile_base": 3.1416}
+SUCCESSFUL, INVALID_GOAL, INVALID_JOINTS = 0, -1, -2
+STATUS_EXECUTING, STATUS_SUCCEEDED, STATUS_ABORTED = 2, 4, 6
+
+
+def stretch_check(goal):
+    """(code, message) of stretch_core's checks of a goal, SUCCESSFUL when it passes."""
+    names = list(goal.trajectory.joint_names)
+    points = list(goal.trajectory.points)
+    for n in names:
+        if n not in STRETCH_RANGES and n not in STRETCH_INCREMENTS:
+            return INVALID_JOINTS, f"unknown joint {n}"
+    if len(set(names)) != len(names):
+        return INVALID_JOINTS, f"a joint named twice: {names}"
+    if "translate_mobile_base" in names and "rotate_mobile_base" in names:
+        return INVALID_JOINTS, "translate_mobile_base and rotate_mobile_base together"
+    if not points:
+        return INVALID_GOAL, "no points"
+    for p in points:
+        if len(p.positions) != len(names):
+            return INVALID_GOAL, f"{len(p.positions)} positions for {len(names)} joints"
+        for n, v in zip(names, p.positions):
+            if n in STRETCH_INCREMENTS:
+                lim = STRETCH_INCREMENTS[n]
+                lo, hi = -lim, lim
+            else:
+                lo, hi = STRETCH_RANGES[n]
+            if not (lo <= v <= hi):
+                return INVALID_GOAL, f"{n} = {v} outside [{lo}, {hi}]"
+    return SUCCESSFUL, ""
+
+
+def mode_stretch_driver(action, codes):
+    codes = [int(c) for c in codes.split(",")]
+    base = f"{action.lstrip('/')}/_action/"
+    send_rq = reader(f"rq/{base}send_goalRequest", FJT_SendGoal_Request_)
+    send_rr = writer(f"rr/{base}send_goalReply", FJT_SendGoal_Response_)
+    result_rq = reader(f"rq/{base}get_resultRequest", FJT_GetResult_Request_)
+    result_rr = writer(f"rr/{base}get_resultReply", FJT_GetResult_Response_)
+    cancel_rq = reader(f"rq/{base}cancel_goalRequest", CancelGoal_Request_)
+    cancel_rr = writer(f"rr/{base}cancel_goalReply", CancelGoal_Response_)
+    feedback = writer(f"rt/{base}feedback", FJT_FeedbackMessage_)
+    status = writer(f"rt/{base}status", GoalStatusArray_, STATUS_QOS)
+    emit(event="ready")
+    results, waiting, statuses = {}, [], []
+    served = 0
+    end = time.time() + TIMEOUT
+
+    def publish_status():
+        status.write(GoalStatusArray_(status_list=[
+            GoalStatus_(goal_info=GoalInfo_(goal_id=g, stamp=Time_(sec=0, nanosec=0)), status=st)
+            for g, st in statuses]))
+
+    answered = set()
+    while time.time() < end and (served < len(codes) or set(results) - answered):
+        for rq in send_rq.take(10):
+            if not isinstance(rq, FJT_SendGoal_Request_):
+                continue
+            key = bytes(rq.goal_id.uuid)
+            now = time.time()
+            send_rr.write(FJT_SendGoal_Response_(guid=rq.guid, seq=rq.seq, accepted=True,
+                                                 stamp=Time_(sec=int(now), nanosec=0)))
+            statuses.append((rq.goal_id, STATUS_EXECUTING))
+            publish_status()
+            traj = rq.goal.trajectory
+            code, message = stretch_check(rq.goal)
+            if code == SUCCESSFUL:
+                code = codes[served] if served < len(codes) else SUCCESSFUL
+                message = "" if code == SUCCESSFUL else "scripted failure"
+                served += 1
+            t = traj.points[-1].time_from_start if traj.points else Duration_(sec=0, nanosec=0)
+            emit(event="goal", joint_names=list(traj.joint_names),
+                 positions=[list(p.positions) for p in traj.points],
+                 time_from_start=t.sec + t.nanosec * 1e-9, code=code, message=message)
+            feedback.write(FJT_FeedbackMessage_(goal_id=rq.goal_id, feedback=FJT_Feedback_(
+                header=Header_(stamp=Time_(sec=int(now), nanosec=0), frame_id=""),
+                joint_names=list(traj.joint_names),
+                desired=traj.points[-1] if traj.points else JointTrajectoryPoint_([], [], [], [], t),
+                actual=JointTrajectoryPoint_([], [], [], [], t),
+                error=JointTrajectoryPoint_([], [], [], [], t),
+                multi_dof_joint_names=[],
+                multi_dof_desired=MultiDOFJointTrajectoryPoint_([], [], [], t),
+                multi_dof_actual=MultiDOFJointTrajectoryPoint_([], [], [], t),
+                multi_dof_error=MultiDOFJointTrajectoryPoint_([], [], [], t))))
+            final = STATUS_SUCCEEDED if code == SUCCESSFUL else STATUS_ABORTED
+            statuses[-1] = (rq.goal_id, final)
+            publish_status()
+            results[key] = (final, FJT_Result_(error_code=code, error_string=message))
+        for rq in result_rq.take(10):
+            if isinstance(rq, FJT_GetResult_Request_):
+                waiting.append(rq)
+        still = []
+        for rq in waiting:
+            key = bytes(rq.goal_id.uuid)
+            if key in results:
+                st, res = results[key]
+                result_rr.write(FJT_GetResult_Response_(guid=rq.guid, seq=rq.seq, status=st, result=res))
+                answered.add(key)
+            else:
+                still.append(rq)
+        waiting = still
+        for rq in cancel_rq.take(10):
+            if isinstance(rq, CancelGoal_Request_):
+                # every goal ends at once here: nothing is left to cancel
+                cancel_rr.write(CancelGoal_Response_(guid=rq.guid, seq=rq.seq, return_code=2,
+                                                     goals_canceling=[]))
+        time.sleep(0.01)
+    # let the last replies reach the client before the participant goes
+    time.sleep(1.0)
+    if served < len(codes):
+        emit(event="error", what=f"served {served} of {len(codes)} goals")
+        sys.exit(7)
+
+
 if __name__ == "__main__":
     mode, *rest = sys.argv[1:]
     {"pub": mode_pub, "sub": mode_sub, "call": mode_call, "state": mode_state,
      "action": mode_action, "robot_user": mode_robot_user,
-     "lifecycle": mode_lifecycle, "map_view": mode_map_view}[mode](*rest)
+     "lifecycle": mode_lifecycle, "map_view": mode_map_view,
+     "stretch_driver": mode_stretch_driver}[mode](*rest)

@@ -3,7 +3,8 @@
 //! makes) publishes to and subscribes from this process, calls an ExecuteGoal service
 //! served here (rmw_cyclonedds' request header), and drives the ExecuteGoal action
 //! served here, with feedback, result and cancel. A Cyclone client whose server died
-//! mid-request hears so from the server's next process (its request record).
+//! mid-request hears so from the server's next process (its request record). Our
+//! Stretch motion client drives a Cyclone stand-in for stretch_core's trajectory server.
 //!
 //! The Fast DDS service mapping cannot be spoken from Cyclone's Python API (it carries
 //! the request id in an inline QoS parameter); it is covered between two of our own
@@ -412,4 +413,116 @@ async fn a_cyclone_action_client_gets_aborted_when_the_server_restarted() {
             .contains("process stopped"),
         "{result}"
     );
+}
+
+/// Our Stretch motion client against a Cyclone stand-in for stretch_core's trajectory
+/// server (its joint names and ranges, position mode): a move from the stowed arm to a
+/// reach becomes a turn, a drive and the arm's joints, one goal each; a goal outside the
+/// Stretch's limits is refused before anything is sent; a goal the driver ends with an
+/// error code stops the motion there, naming the code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_stretch_client_drives_a_cyclone_stretch_driver() {
+    use asp_core::robot::CancellationToken;
+    use asp_kinematics::stretch::{ARM, LIFT, ROTATE_BASE, STRETCH3_URDF, TRANSLATE_BASE, WRIST};
+    use asp_kinematics::{DriverGoal, Stretch, StretchSettings};
+    use asp_ros::robot::StretchDriverArm;
+    use asp_ros::robot::stretch::{STRETCH_CONTROLLER_ACTION, StretchMotionError};
+
+    let urdf = repo_root().join("models").join(STRETCH3_URDF);
+    assert!(
+        urdf.exists(),
+        "{} is missing: run scripts/setup",
+        urdf.display()
+    );
+    let stretch = Stretch::from_urdf_file(&urdf, &StretchSettings::default()).unwrap();
+    let domain = common::fresh_domain();
+    // five well-formed goals: four succeed, the fifth stops at GOAL_TOLERANCE_VIOLATED
+    let peer = python_peer(
+        domain,
+        &["stretch_driver", STRETCH_CONTROLLER_ACTION, "0,0,0,0,-5"],
+    );
+    let n = node(domain, "skill_executor");
+    let arm =
+        StretchDriverArm::new(&n, STRETCH_CONTROLLER_ACTION, stretch.joints().to_vec()).unwrap();
+    let cancel = CancellationToken::new();
+    let stow = [0.0, 0.0, 0.2, 0.0, 3.0, 0.0, 0.0];
+    let reach = [0.3, 0.2, 0.8, 0.35, 0.0, -1.0, 0.0];
+    let goals = stretch.driver_goals(&stow, &reach);
+    assert_eq!(goals.len(), 3);
+    arm.execute(&goals, &stow, &cancel).await.unwrap();
+
+    let too_high = [DriverGoal {
+        joint_names: vec![LIFT.into()],
+        positions: vec![1.4],
+    }];
+    let e = arm.execute(&too_high, &reach, &cancel).await.unwrap_err();
+    assert!(
+        matches!(&e, StretchMotionError::OutOfLimits { joint, .. } if joint == LIFT),
+        "{e}"
+    );
+    let together = [DriverGoal {
+        joint_names: vec![ROTATE_BASE.into(), TRANSLATE_BASE.into()],
+        positions: vec![0.1, 0.1],
+    }];
+    let e = arm.execute(&together, &reach, &cancel).await.unwrap_err();
+    assert!(matches!(e, StretchMotionError::Malformed { .. }), "{e}");
+
+    // back to the stow: the arm retracts first (goal 0, succeeds), the drive back is
+    // the fifth goal the driver sees, and it fails; the turn is never sent
+    let back = stretch.driver_goals(&reach, &stow);
+    let e = arm.execute(&back, &reach, &cancel).await.unwrap_err();
+    match &e {
+        StretchMotionError::Driver {
+            goal,
+            code,
+            code_name,
+            ..
+        } => {
+            assert_eq!(
+                (*goal, *code, *code_name),
+                (1, -5, "GOAL_TOLERANCE_VIOLATED")
+            );
+        }
+        other => panic!("{other}"),
+    }
+
+    let events = finish(peer).await;
+    let seen: Vec<(Vec<String>, Vec<f64>, f64, i64)> = events
+        .iter()
+        .filter(|e| e["event"] == "goal")
+        .map(|e| {
+            (
+                serde_json::from_value(e["joint_names"].clone()).unwrap(),
+                serde_json::from_value(e["positions"][0].clone()).unwrap(),
+                e["time_from_start"].as_f64().unwrap(),
+                e["code"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    let names: Vec<Vec<&str>> = seen
+        .iter()
+        .map(|(n, ..)| n.iter().map(String::as_str).collect())
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            vec![ROTATE_BASE],
+            vec![TRANSLATE_BASE],
+            vec![LIFT, ARM, WRIST[0], WRIST[1]],
+            vec![LIFT, ARM, WRIST[0], WRIST[1]],
+            vec![TRANSLATE_BASE],
+        ],
+        "{events:?}"
+    );
+    assert!((seen[0].1[0] - 0.3).abs() < 1e-9 && (seen[1].1[0] - 0.2).abs() < 1e-9);
+    assert_eq!(seen[2].1, vec![0.8, 0.35, 0.0, -1.0]);
+    assert!((seen[4].1[0] + 0.2).abs() < 1e-9, "{:?}", seen[4]);
+    // every goal passed the driver's own checks, each timed by its slowest joint
+    assert_eq!(
+        seen.iter().map(|s| s.3).collect::<Vec<_>>(),
+        [0, 0, 0, 0, -5]
+    );
+    assert!(seen.iter().all(|s| s.2 >= 0.5), "{seen:?}");
+    // the yaw's 3 rad at 1 rad/s is the slowest joint of the arm's goal
+    assert!((seen[2].2 - 3.0).abs() < 1e-6, "{:?}", seen[2]);
 }

@@ -15,12 +15,14 @@ pub mod arm;
 pub mod base;
 pub mod elevator;
 pub mod gripper;
+pub mod stretch;
 pub mod tf;
 
 pub use arm::{ArmMotionHandler, MoveGroupArm, planning_scene_handler};
 pub use base::{Nav2Base, NavigationHandler};
 pub use elevator::RideElevatorClient;
 pub use gripper::{GripperCommandClient, GripperHandler};
+pub use stretch::StretchDriverArm;
 pub use tf::TfBuffer;
 
 use asp_core::robot::RobotError;
