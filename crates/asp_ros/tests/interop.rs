@@ -418,7 +418,7 @@ async fn a_cyclone_action_client_gets_aborted_when_the_server_restarted() {
 /// Our Stretch motion client against a Cyclone stand-in for stretch_core's trajectory
 /// server (its joint names and ranges, position mode): a move from the stowed arm to a
 /// reach becomes a turn, a drive and the arm's joints, one goal each; a goal outside the
-/// Stretch's limits is refused before anything is sent; a goal the driver ends with an
+/// Stretch's limits, or a cancelled motion, sends nothing; a goal the driver ends with an
 /// error code stops the motion there, naming the code.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn our_stretch_client_drives_a_cyclone_stretch_driver() {
@@ -466,6 +466,11 @@ async fn our_stretch_client_drives_a_cyclone_stretch_driver() {
     }];
     let e = arm.execute(&together, &reach, &cancel).await.unwrap_err();
     assert!(matches!(e, StretchMotionError::Malformed { .. }), "{e}");
+    // cancelled before it starts: nothing is sent
+    let stopped = CancellationToken::new();
+    stopped.cancel();
+    let e = arm.execute(&goals, &reach, &stopped).await.unwrap_err();
+    assert_eq!(e, StretchMotionError::Cancelled { done: 0 });
 
     // back to the stow: the arm retracts first (goal 0, succeeds), the drive back is
     // the fifth goal the driver sees, and it fails; the turn is never sent
