@@ -8,6 +8,7 @@ use nalgebra::{Translation3, Unit, UnitQuaternion};
 use serde::Deserialize;
 
 use crate::error::DescriptionError;
+use crate::model::JointSpec;
 use crate::{Iso64, Vec64};
 
 /// How a joint moves.
@@ -91,6 +92,20 @@ impl TreeJoint {
                 self.origin * UnitQuaternion::from_axis_angle(&self.axis, q)
             }
             JointKind::Prismatic => self.origin * Translation3::from(self.axis.into_inner() * q),
+        }
+    }
+
+    /// The joint as a planning-group joint: its limits, velocity and effort, and its
+    /// acceleration when the URDF gives one.
+    pub fn spec(&self) -> JointSpec {
+        JointSpec {
+            name: self.name.clone(),
+            lower: self.lower,
+            upper: self.upper,
+            max_velocity: self.velocity,
+            max_acceleration: self.acceleration.is_finite().then_some(self.acceleration),
+            max_effort: self.effort,
+            revolute: self.kind != JointKind::Prismatic,
         }
     }
 }

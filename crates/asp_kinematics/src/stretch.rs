@@ -174,11 +174,7 @@ impl Stretch {
                             name: ARM.into(),
                             lower: 4.0 * joint.lower,
                             upper: 4.0 * joint.upper,
-                            max_velocity: joint.velocity,
-                            max_acceleration: (joint.acceleration > 0.0)
-                                .then_some(joint.acceleration),
-                            max_effort: joint.effort,
-                            revolute: false,
+                            ..joint.spec()
                         });
                         folded = Iso64::identity();
                     }
@@ -211,17 +207,9 @@ impl Stretch {
                     joint.name
                 )));
             }
-            let revolute = matches!(joint.kind, JointKind::Revolute | JointKind::Continuous);
-            parts.push((before, joint.axis, revolute));
-            joints.push(JointSpec {
-                name: joint.name.clone(),
-                lower: joint.lower,
-                upper: joint.upper,
-                max_velocity: joint.velocity,
-                max_acceleration: (joint.acceleration > 0.0).then_some(joint.acceleration),
-                max_effort: joint.effort,
-                revolute,
-            });
+            let spec = joint.spec();
+            parts.push((before, joint.axis, spec.revolute));
+            joints.push(spec);
             folded = Iso64::identity();
         }
         let names: Vec<&str> = joints.iter().map(|j| j.name.as_str()).collect();

@@ -161,15 +161,7 @@ impl UrdfArm {
                 });
             }
             active.push(j);
-            joints.push(JointSpec {
-                name: joint.name.clone(),
-                lower: joint.lower,
-                upper: joint.upper,
-                max_velocity: joint.velocity,
-                max_acceleration: joint.acceleration.is_finite().then_some(joint.acceleration),
-                max_effort: joint.effort,
-                revolute: joint.kind != JointKind::Prismatic,
-            });
+            joints.push(joint.spec());
             parts.push((
                 before * joint.origin,
                 joint.axis,

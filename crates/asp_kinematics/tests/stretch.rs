@@ -68,6 +68,8 @@ fn the_chain_has_the_drivers_joints_with_the_urdfs_limits() {
     let yaw = &s.joints()[4];
     assert_eq!((yaw.lower, yaw.upper), (-1.75, 4.0));
     assert_eq!(s.joints()[1].upper, 0.5);
+    // the URDF gives no accelerations: the planner's default applies
+    assert!(s.joints().iter().all(|j| j.max_acceleration.is_none()));
 }
 
 /// The telescope as one joint, the base's turn and drive in front: the same tool pose as
